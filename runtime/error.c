@@ -1,0 +1,188 @@
+/* Errors and logging. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "utils.h"
+
+static int log_fd = 2;
+static enum ac_log_format log_format = AC_LOG_TEXT;
+static int log_debug;
+static int log_to_stderr_too; /* the log file is not stderr */
+
+int ac_error(ac_error_t *err, int errno_value, const char *fmt, ...)
+{
+    if (err == NULL || *err != NULL)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    va_end(ap);
+    struct ac_error *e = calloc(1, sizeof(*e));
+    if (e == NULL) {
+        free(msg);
+        return -1;
+    }
+    e->errno_value = errno_value;
+    e->msg = msg ? msg : strdup("out of memory");
+    *err = e;
+    return -1;
+}
+
+int ac_error_wrap(ac_error_t *err, const char *fmt, ...)
+{
+    if (err == NULL || *err == NULL)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    char *prefix = NULL;
+    if (vasprintf(&prefix, fmt, ap) < 0)
+        prefix = NULL;
+    va_end(ap);
+    if (prefix) {
+        char *n = NULL;
+        if (asprintf(&n, "%s: %s", prefix, (*err)->msg) >= 0) {
+            free((*err)->msg);
+            (*err)->msg = n;
+        }
+        free(prefix);
+    }
+    return -1;
+}
+
+char *ac_error_string(const ac_error_t err)
+{
+    if (err == NULL)
+        return strdup("unknown error");
+    if (err->errno_value)
+        return xasprintf("%s: %s", err->msg, strerror(err->errno_value));
+    return xstrdup(err->msg);
+}
+
+void ac_error_free(ac_error_t *err)
+{
+    if (err && *err) {
+        free((*err)->msg);
+        free(*err);
+        *err = NULL;
+    }
+}
+
+void ac_log_init(const char *path, enum ac_log_format format, int debug)
+{
+    log_format = format;
+    log_debug = debug;
+    if (path && *path) {
+        int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+        if (fd >= 0) {
+            log_fd = fd;
+            log_to_stderr_too = 1;
+        }
+    }
+}
+
+int ac_log_debug_enabled(void) { return log_debug; }
+
+static const char *level_name(enum ac_log_level level)
+{
+    switch (level) {
+    case AC_LOG_DEBUG: return "debug";
+    case AC_LOG_INFO: return "info";
+    case AC_LOG_WARNING: return "warning";
+    default: return "error";
+    }
+}
+
+/* JSON string escaping for log lines. */
+static void json_escape(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c == '\t')
+            fputs("\\t", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+}
+
+static void log_write(enum ac_log_level level, const char *msg)
+{
+    char *line = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&line, &len);
+    if (f == NULL)
+        return;
+    if (log_format == AC_LOG_JSON) {
+        struct timespec ts;
+        struct tm tm;
+        char tbuf[64];
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &tm);
+        strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm);
+        fprintf(f, "{\"level\":\"%s\",\"msg\":\"", level_name(level));
+        json_escape(f, msg);
+        fprintf(f, "\",\"time\":\"%s.%09ldZ\"}\n", tbuf, ts.tv_nsec);
+    } else {
+        fprintf(f, "agentcage: %s%s%s\n", level == AC_LOG_ERROR ? "" : level_name(level),
+                level == AC_LOG_ERROR ? "" : ": ", msg);
+    }
+    fclose(f);
+    if (line) {
+        if (write_all(log_fd, line, len) < 0) {
+            /* nowhere left to report it */
+        }
+        free(line);
+    }
+}
+
+void ac_log(enum ac_log_level level, const char *fmt, ...)
+{
+    if (level == AC_LOG_DEBUG && !log_debug)
+        return;
+    int saved = errno;
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        msg = NULL;
+    va_end(ap);
+    if (msg) {
+        log_write(level, msg);
+        /* Warnings are also shown to a user at a terminal without --log. */
+        if (level == AC_LOG_WARNING && log_to_stderr_too && log_format == AC_LOG_JSON) {
+            /* engines read the log; keep stderr quiet for warnings */
+        }
+        free(msg);
+    }
+    errno = saved;
+}
+
+void ac_error_report(ac_error_t *err)
+{
+    char *msg = ac_error_string(err ? *err : NULL);
+    if (msg == NULL)
+        return;
+    log_write(AC_LOG_ERROR, msg);
+    if (log_to_stderr_too || log_format == AC_LOG_JSON) {
+        char *line = xasprintf("agentcage: %s\n", msg);
+        if (write_all(2, line, strlen(line)) < 0) {
+            /* ignore */
+        }
+        free(line);
+    }
+    free(msg);
+    ac_error_free(err);
+}

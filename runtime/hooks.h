@@ -1,0 +1,16 @@
+/* OCI hooks: run one hook list with the state JSON on stdin. */
+#ifndef AGENTCAGE_HOOKS_H
+#define AGENTCAGE_HOOKS_H
+
+#include "error.h"
+#include "../spec/spec.h"
+
+/* Run each hook in order: fork, exec path with args and env, the state JSON
+ * written to its stdin, stdout/stderr to the runtime's stderr; kill it after
+ * its timeout. Returns -1 at the first hook that fails (non-zero exit,
+ * signal, timeout, exec failure) with *err naming the hook kind, index and
+ * path. */
+int hooks_run(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, const char *state_json,
+              ac_error_t *err);
+
+#endif

@@ -1,0 +1,33 @@
+/* Container state under --root: one directory per container.
+ *
+ *   ROOT/ID/state.json   written atomically (tmp + rename)
+ *   ROOT/ID/exec.fifo    exists between create and start
+ *   ROOT/ID/lock         flock()ed by every command that changes the container
+ */
+#ifndef AGENTCAGE_STATE_H
+#define AGENTCAGE_STATE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+enum container_status { STATUS_CREATING, STATUS_CREATED, STATUS_RUNNING, STATUS_PAUSED, STATUS_STOPPED };
+extern const char *const container_status_names[];
+
+struct container_state {
+    char *id;
+    char *bundle;          /* absolute */
+    char *rootfs;          /* absolute */
+    char *cgroup_path;     /* resolved cgroup path, "" if none */
+    char *config_path;     /* absolute path of config.json used */
+    char *created;         /* RFC3339 with nanoseconds */
+    char *owner;           /* "" */
+    pid_t pid;             /* init process, 0 when not started */
+    unsigned long long pid_start_time; /* /proc/PID/stat starttime, guards PID reuse */
+    bool systemd_cgroup;
+    bool shared_pidns;     /* no new pid namespace: kill must walk the cgroup */
+    char **annotations;    /* key, value, key, value..., NULL */
+};
+
+#endif
