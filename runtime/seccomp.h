@@ -12,8 +12,9 @@
 struct seccomp_prepared;
 int seccomp_prepare(const struct oci_seccomp *seccomp, struct seccomp_prepared **out, ac_error_t *err);
 /* Load it into the calling thread. If the spec asked for a listener
- * (SCMP_ACT_NOTIFY), *notify_fd receives the listener fd (else -1). */
-int seccomp_load(struct seccomp_prepared *p, int *notify_fd, ac_error_t *err);
+ * (SCMP_ACT_NOTIFY), *notify_fd receives the listener fd (else -1).
+ * (Not named seccomp_load: that is libseccomp's own function.) */
+int seccomp_load_prepared(struct seccomp_prepared *p, int *notify_fd, ac_error_t *err);
 void seccomp_prepared_free(struct seccomp_prepared *p);
 /* Send the notify fd with the container state to listenerPath (SCM_RIGHTS),
  * as runtime-spec describes. */

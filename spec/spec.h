@@ -16,6 +16,9 @@
 
 #include "../runtime/error.h"
 
+/* gnu11 predefines `linux` as 1; the spec has a member of that name. */
+#undef linux
+
 #define OPT(type, name) bool has_##name; type name
 
 struct oci_kv { char *key; char *value; };

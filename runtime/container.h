@@ -1,0 +1,76 @@
+/* The container lifecycle shared by the CLI verbs. */
+#ifndef AGENTCAGE_CONTAINER_H
+#define AGENTCAGE_CONTAINER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "state.h"
+#include "../spec/spec.h"
+
+struct global_opts {
+    const char *root;       /* --root, default /run/agentcage */
+    const char *log;        /* --log */
+    enum ac_log_format log_format;
+    bool debug;
+    bool systemd_cgroup;    /* --systemd-cgroup / --cgroup-manager systemd */
+    bool cgroups_disabled;  /* --cgroup-manager disabled */
+    const char *rootless;   /* --rootless true|false|auto */
+};
+
+/* ---- state.c ---- */
+/* Container ids: [A-Za-z0-9][A-Za-z0-9_.+-]*, at most 1024 bytes. */
+int state_validate_id(const char *id, ac_error_t *err);
+char *state_dir_path(const struct global_opts *g, const char *id);
+/* Open ROOT/ID and take its lock (flock LOCK_EX) for the life of *lockfd.
+ * A missing container is "container `ID` does not exist". */
+int state_lock(const struct global_opts *g, const char *id, int *lockfd, ac_error_t *err);
+/* Read ROOT/ID/state.json. */
+int state_load(const struct global_opts *g, const char *id, struct container_state **out, ac_error_t *err);
+/* Atomically (tmp + rename) write ROOT/ID/state.json. */
+int state_save(const struct global_opts *g, const struct container_state *st, ac_error_t *err);
+void state_free(struct container_state *st);
+static inline void state_freep(struct container_state **s) { if (*s) state_free(*s); }
+#define cleanup_state __attribute__((cleanup(state_freep)))
+/* The live status: stopped when the init process is gone (or its PID was
+ * reused), created while the exec fifo exists, paused when frozen. */
+enum container_status state_status(const struct global_opts *g, const struct container_state *st);
+/* The runtime-spec state JSON ("ociVersion", "id", "status", "pid",
+ * "bundle", "annotations"), pretty when pretty. malloc'd. */
+char *state_oci_json(const struct container_state *st, enum container_status status, bool pretty);
+/* All container ids under ROOT (sorted). */
+int state_list_ids(const struct global_opts *g, char ***ids, size_t *n, ac_error_t *err);
+/* Remove ROOT/ID and everything in it. */
+int state_remove(const struct global_opts *g, const char *id, ac_error_t *err);
+/* Write a pid file as runc does: bare digits, no newline, atomically. */
+int write_pid_file(const char *path, pid_t pid, ac_error_t *err);
+/* RFC3339 timestamp with nanoseconds, UTC. malloc'd. */
+char *rfc3339_now(void);
+
+/* ---- create.c / start.c / delete.c ---- */
+struct create_options {
+    const char *bundle;
+    const char *config_path;   /* --config (crun), default BUNDLE/config.json */
+    const char *pid_file;
+    const char *console_socket;
+    bool no_pivot;
+    bool no_new_keyring;
+    int preserve_fds;
+    bool foreground;           /* `run` without --detach: we stay the parent */
+};
+struct create_result {
+    pid_t pid;           /* the container's init process */
+    int console_master;  /* foreground with a terminal and no console socket: the pty master, else -1 */
+};
+/* Create the container: on success its init process waits for `start`. */
+int container_create(const struct global_opts *g, const char *id, const struct create_options *o,
+                     struct create_result *res, ac_error_t *err);
+/* The state JSON a hook of kind gets on stdin. malloc'd. */
+char *container_hook_state(const struct container_state *st, enum container_status status);
+int container_start(const struct global_opts *g, const char *id, ac_error_t *err);
+int container_delete(const struct global_opts *g, const char *id, bool force, ac_error_t *err);
+/* Load the copy of config.json kept in the state dir. */
+int container_load_config(const struct global_opts *g, const char *id, struct oci_spec **spec, ac_error_t *err);
+
+#endif

@@ -1,0 +1,499 @@
+/* create: the runtime's side of setting up a container.
+ *
+ * No re-exec: the runtime clones the container's init directly, maps its
+ * ids, puts it in its cgroup, runs the runtime-namespace hooks while the
+ * child waits, records the state and returns. The child blocks on the exec
+ * fifo until `start`. Any failure rolls back everything made so far. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "container.h"
+#include "hooks.h"
+#include "linux.h"
+#include "sync.h"
+#include "terminal.h"
+#include "utils.h"
+
+/* What create has made so far, for the rollback. */
+struct create_ctx {
+    const struct global_opts *g;
+    const char *id;
+    char *state_dir;
+    bool state_dir_made;
+    char *cgroup_path;
+    bool cgroup_made;
+    pid_t child;
+};
+
+static void rollback(struct create_ctx *c)
+{
+    if (c->child > 0) {
+        kill(c->child, SIGKILL);
+        waitpid(c->child, NULL, 0);
+    }
+    ac_error_t ignore = NULL;
+    if (c->cgroup_made && cgroup_destroy(c->cgroup_path, &ignore) < 0) {
+        ac_warn("rollback: %s", ignore->msg);
+        ac_error_free(&ignore);
+    }
+    if (c->state_dir_made && state_remove(c->g, c->id, &ignore) < 0) {
+        ac_warn("rollback: %s", ignore->msg);
+        ac_error_free(&ignore);
+    }
+}
+
+static int write_id_map(pid_t pid, const char *file, const struct oci_idmap *m, size_t n, ac_error_t *err)
+{
+    cleanup_free char *path = xasprintf("/proc/%d/%s", pid, file);
+    cleanup_free char *buf = xmalloc(n * 40 + 1);
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(buf + len, "%u %u %u\n", m[i].container_id, m[i].host_id, m[i].size);
+    if (write_file(path, buf, len, err) < 0)
+        return ac_error_wrap(err, "linux.%s", strcmp(file, "uid_map") == 0 ? "uidMappings" : "gidMappings");
+    return 0;
+}
+
+/* Raw clone that returns in the child like fork(); CLONE_INTO_CGROUP when a
+ * cgroup2 directory fd is given, so the child starts inside its cgroup. */
+static pid_t clone_child(unsigned long flags, int cgroup_fd)
+{
+    if (cgroup_fd >= 0) {
+        struct clone_args {
+            uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+                set_tid_size, cgroup;
+        } args = {.flags = flags | 0x200000000ULL /* CLONE_INTO_CGROUP */,
+                  .exit_signal = SIGCHLD,
+                  .cgroup = (uint64_t)cgroup_fd};
+        long r = syscall(SYS_clone3, &args, sizeof(args));
+        if (r >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL))
+            return (pid_t)r;
+    }
+    return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+static int resolve_rootfs(const char *bundle, const struct oci_spec *spec, char **out, ac_error_t *err)
+{
+    if (spec->root_path == NULL || *spec->root_path == '\0')
+        return ac_error(err, 0, "config.json: root.path: required");
+    cleanup_free char *p = spec->root_path[0] == '/' ? xstrdup(spec->root_path)
+                                                     : xasprintf("%s/%s", bundle, spec->root_path);
+    char *real = realpath(p, NULL);
+    if (real == NULL)
+        return ac_error(err, errno, "config.json: root.path `%s`", spec->root_path);
+    struct stat st;
+    if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        free(real);
+        return ac_error(err, 0, "config.json: root.path `%s`: not a directory", spec->root_path);
+    }
+    *out = real;
+    return 0;
+}
+
+/* Sort config.json's namespaces into clone flags and fds to join. */
+struct ns_plan {
+    unsigned long clone_flags;
+    int join_fds[NS_COUNT];
+    bool new_userns, new_cgroupns, new_timens, new_netns, new_utsns, new_mntns, new_pidns;
+    int pid_join_fd, time_join_fd;
+};
+
+static void ns_plan_close(struct ns_plan *p)
+{
+    for (int i = 0; i < NS_COUNT; i++)
+        if (p->join_fds[i] >= 0)
+            close(p->join_fds[i]);
+    if (p->pid_join_fd >= 0)
+        close(p->pid_join_fd);
+}
+
+static int plan_namespaces(const struct oci_spec *spec, struct ns_plan *p, ac_error_t *err)
+{
+    memset(p, 0, sizeof(*p));
+    for (int i = 0; i < NS_COUNT; i++)
+        p->join_fds[i] = -1;
+    p->pid_join_fd = -1;
+    size_t n = spec->linux ? spec->linux->n_namespaces : 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct oci_namespace *ns = &spec->linux->namespaces[i];
+        if (ns->path && *ns->path) {
+            int fd = open(ns->path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0)
+                return ac_error(err, errno, "linux.namespaces[%zu]: open `%s`", i, ns->path);
+            if (ns->type == CLONE_NEWPID) {
+                p->pid_join_fd = fd;
+                continue;
+            }
+            if (ns->type == CLONE_NEWNS) {
+                close(fd);
+                return ac_error(err, 0, "linux.namespaces[%zu]: joining an existing mount namespace is not supported", i);
+            }
+            for (int k = 0; k < NS_COUNT; k++)
+                if (ns_join_order[k] == ns->type)
+                    p->join_fds[k] = fd;
+            continue;
+        }
+        switch (ns->type) {
+        case CLONE_NEWCGROUP: p->new_cgroupns = true; break;
+        case CLONE_NEWTIME: p->new_timens = true; break;
+        default: p->clone_flags |= (unsigned long)ns->type; break;
+        }
+        if (ns->type == CLONE_NEWUSER) p->new_userns = true;
+        if (ns->type == CLONE_NEWNET) p->new_netns = true;
+        if (ns->type == CLONE_NEWUTS) p->new_utsns = true;
+        if (ns->type == CLONE_NEWNS) p->new_mntns = true;
+        if (ns->type == CLONE_NEWPID) p->new_pidns = true;
+    }
+    if (!p->new_mntns)
+        return ac_error(err, 0, "linux.namespaces: a new mount namespace is required");
+    if (p->new_userns && (spec->linux->n_uid_mappings == 0 || spec->linux->n_gid_mappings == 0))
+        return ac_error(err, 0, "linux.uidMappings: a new user namespace needs uidMappings and gidMappings");
+    return 0;
+}
+
+/* Time namespace offsets can only be written before any process is in the
+ * namespace, so the runtime unshares it for its children and writes them. */
+static int prepare_time_namespace(const struct oci_spec *spec, ac_error_t *err)
+{
+    if (unshare(CLONE_NEWTIME) < 0)
+        return ac_error(err, errno, "linux.namespaces: new time namespace");
+    const struct oci_linux *l = spec->linux;
+    if (!l->has_time_offsets)
+        return 0;
+    char buf[128];
+    int len = 0;
+    if (l->has_monotonic_offset)
+        len += snprintf(buf + len, sizeof(buf) - (size_t)len, "monotonic %lld %u\n", (long long)l->monotonic.secs,
+                        l->monotonic.nanosecs);
+    if (l->has_boottime_offset)
+        len += snprintf(buf + len, sizeof(buf) - (size_t)len, "boottime %lld %u\n", (long long)l->boottime.secs,
+                        l->boottime.nanosecs);
+    if (len && write_file("/proc/self/timens_offsets", buf, (size_t)len, err) < 0)
+        return ac_error_wrap(err, "linux.timeOffsets");
+    return 0;
+}
+
+char *container_hook_state(const struct container_state *st, enum container_status status)
+{
+    return state_oci_json(st, status, false);
+}
+
+static char **annotations_of(const struct oci_spec *spec)
+{
+    char **a = xcalloc(2 * spec->n_annotations + 1, sizeof(char *));
+    for (size_t i = 0; i < spec->n_annotations; i++) {
+        a[2 * i] = xstrdup(spec->annotations[i].key);
+        a[2 * i + 1] = xstrdup(spec->annotations[i].value);
+    }
+    return a;
+}
+
+static int run_runtime_hooks(const struct oci_spec *spec, const char *state_json, ac_error_t *err)
+{
+    static const enum oci_hook_kind kinds[] = {HOOK_PRESTART, HOOK_CREATE_RUNTIME};
+    for (size_t i = 0; i < 2; i++) {
+        enum oci_hook_kind k = kinds[i];
+        if (spec->hooks.n_hooks[k] && hooks_run(k, spec->hooks.hooks[k], spec->hooks.n_hooks[k], state_json, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Wait for the child's messages until it is ready (or fails). */
+static int supervise_setup(struct create_ctx *c, int sync_fd, const struct oci_spec *spec,
+                           const struct container_state *st, ac_error_t *err)
+{
+    for (;;) {
+        enum sync_type t;
+        cleanup_free char *data = NULL;
+        if (sync_recv(sync_fd, &t, &data, NULL) < 0)
+            return ac_error(err, errno, "container init: read from it");
+        switch (t) {
+        case SYNC_RUN_HOOKS: {
+            cleanup_free char *state = container_hook_state(st, STATUS_CREATING);
+            if (run_runtime_hooks(spec, state, err) < 0)
+                return -1;
+            if (sync_send(sync_fd, SYNC_HOOKS_DONE, NULL, 0) < 0)
+                return ac_error(err, errno, "container init: write to it");
+            break;
+        }
+        case SYNC_READY:
+            return 0;
+        case SYNC_ERROR:
+            return ac_error(err, 0, "%s", data ? data : "container init failed");
+        case SYNC_EOF: {
+            int status = 0;
+            pid_t r = waitpid(c->child, &status, 0);
+            if (r == c->child)
+                c->child = 0;
+            if (r == c->child && WIFSIGNALED(status))
+                return ac_error(err, 0, "container init was killed by signal %d during setup", WTERMSIG(status));
+            return ac_error(err, 0, "container init exited during setup");
+        }
+        default:
+            return ac_error(err, 0, "container init: unexpected message %d", t);
+        }
+    }
+}
+
+int container_create(const struct global_opts *g, const char *id, const struct create_options *o,
+                     struct create_result *res, ac_error_t *err)
+{
+    struct create_ctx c = {.g = g, .id = id};
+    res->pid = 0;
+    res->console_master = -1;
+    if (state_validate_id(id, err) < 0)
+        return -1;
+
+    /* 1. Bundle, config.json, rootfs. */
+    cleanup_free char *bundle = realpath(o->bundle ? o->bundle : ".", NULL);
+    if (bundle == NULL)
+        return ac_error(err, errno, "--bundle `%s`", o->bundle ? o->bundle : ".");
+    cleanup_free char *config_path = o->config_path
+                                         ? (o->config_path[0] == '/' ? xstrdup(o->config_path)
+                                                                     : xasprintf("%s/%s", bundle, o->config_path))
+                                         : xasprintf("%s/config.json", bundle);
+    cleanup_free char *config_text = NULL;
+    size_t config_len = 0;
+    if (read_all_file(config_path, &config_text, &config_len, err) < 0)
+        return -1;
+    cleanup_spec struct oci_spec *spec = NULL;
+    if (spec_parse(config_text, config_len, "config.json", &spec, err) < 0)
+        return -1;
+    if (spec->process == NULL)
+        return ac_error(err, 0, "config.json: process: required to create a container");
+    cleanup_free char *rootfs = NULL;
+    if (resolve_rootfs(bundle, spec, &rootfs, err) < 0)
+        return -1;
+    struct ns_plan plan;
+    if (plan_namespaces(spec, &plan, err) < 0) {
+        ns_plan_close(&plan);
+        return -1;
+    }
+    int ret = -1;
+    int sync_fds[2] = {-1, -1}, console_pair[2] = {-1, -1};
+    cleanup_close int fifo_fd = -1;
+    cleanup_close int console_fd = -1;
+    cleanup_close int lock_fd = -1;
+    cleanup_close int cgroup_fd = -1;
+    cleanup_close int saved_pidns = -1;
+    cleanup_close int saved_timens = -1;
+    struct container_state st = {0};
+
+    /* 2. The state directory: its creation claims the id. */
+    if (mkdir_p(g->root, 0711, err) < 0)
+        goto out;
+    c.state_dir = state_dir_path(g, id);
+    if (mkdir(c.state_dir, 0711) < 0) {
+        if (errno == EEXIST)
+            ac_error(err, 0, "container `%s` already exists", id);
+        else
+            ac_error(err, errno, "create state directory `%s`", c.state_dir);
+        goto out;
+    }
+    c.state_dir_made = true;
+    lock_fd = open(c.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock_fd < 0 || flock(lock_fd, LOCK_EX) < 0) {
+        ac_error(err, errno, "lock `%s`", c.state_dir);
+        goto out;
+    }
+    {
+        cleanup_free char *copy = xasprintf("%s/config.json", c.state_dir);
+        cleanup_close int fd = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 || write_all(fd, config_text, config_len) < 0) {
+            ac_error(err, errno, "write `%s`", copy);
+            goto out;
+        }
+    }
+
+    /* 3. The cgroup. */
+    if (!g->cgroups_disabled) {
+        if (cgroup_resolve_path(spec->linux ? spec->linux->cgroups_path : NULL, id, g->systemd_cgroup,
+                                &c.cgroup_path, err) < 0)
+            goto out;
+        if (cgroup_create(c.cgroup_path, spec->linux ? spec->linux->resources : NULL, err) < 0)
+            goto out;
+        c.cgroup_made = true;
+        cgroup_fd = cgroup_v2_dirfd(c.cgroup_path);
+    }
+
+    /* 4. The exec fifo the child blocks on, the sync socket, the console. */
+    {
+        cleanup_free char *fifo = xasprintf("%s/exec.fifo", c.state_dir);
+        if (mkfifo(fifo, 0600) < 0) {
+            ac_error(err, errno, "mkfifo `%s`", fifo);
+            goto out;
+        }
+        fifo_fd = open(fifo, O_RDWR | O_CLOEXEC);
+        if (fifo_fd < 0) {
+            ac_error(err, errno, "open `%s`", fifo);
+            goto out;
+        }
+    }
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync_fds) < 0) {
+        ac_error(err, errno, "socketpair");
+        goto out;
+    }
+    if (spec->process->terminal) {
+        if (o->console_socket) {
+            console_fd = console_socket_connect(o->console_socket, err);
+            if (console_fd < 0)
+                goto out;
+        } else if (o->foreground) {
+            if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, console_pair) < 0) {
+                ac_error(err, errno, "socketpair");
+                goto out;
+            }
+            console_fd = console_pair[1];
+        } else {
+            ac_error(err, 0, "process.terminal is true but no --console-socket was given");
+            goto out;
+        }
+    } else if (o->console_socket) {
+        ac_debug("--console-socket given but process.terminal is false: ignored");
+    }
+
+    /* 5. Namespaces the child cannot enter itself: pid (setns only moves
+     * children) and a new time namespace (offsets before anyone enters). */
+    if (plan.pid_join_fd >= 0) {
+        saved_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+        if (setns(plan.pid_join_fd, CLONE_NEWPID) < 0) {
+            ac_error(err, errno, "linux.namespaces: join the pid namespace");
+            goto out;
+        }
+    }
+    if (plan.new_timens) {
+        saved_timens = open("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
+        if (prepare_time_namespace(spec, err) < 0)
+            goto out;
+    }
+
+    /* 6. Clone the container's init. */
+    struct init_config ic = {
+        .spec = spec,
+        .id = id,
+        .rootfs = rootfs,
+        .sync_fd = sync_fds[1],
+        .fifo_fd = fifo_fd,
+        .console_fd = console_fd,
+        .new_userns = plan.new_userns,
+        .new_mntns = plan.new_mntns,
+        .new_netns = plan.new_netns,
+        .new_utsns = plan.new_utsns,
+        .new_cgroupns = plan.new_cgroupns,
+        .no_pivot = o->no_pivot,
+        .no_new_keyring = o->no_new_keyring,
+        .preserve_fds = o->preserve_fds,
+    };
+    memcpy(ic.join_fds, plan.join_fds, sizeof(ic.join_fds));
+    c.child = clone_child(plan.clone_flags, plan.new_userns ? -1 : cgroup_fd);
+    if (c.child < 0) {
+        c.child = 0;
+        ac_error(err, errno, "clone the container process");
+        goto out;
+    }
+    if (c.child == 0) {
+        /* the lock is per open file: the child must not hold it while it
+         * waits for start */
+        close(lock_fd);
+        close(sync_fds[0]);
+        init_main(&ic);
+    }
+    close(sync_fds[1]);
+    sync_fds[1] = -1;
+    if (saved_pidns >= 0)
+        setns(saved_pidns, CLONE_NEWPID);
+    if (saved_timens >= 0)
+        setns(saved_timens, CLONE_NEWTIME);
+
+    /* 7. From the outside: id maps, cgroup, OOM score. */
+    if (plan.new_userns) {
+        if (write_id_map(c.child, "gid_map", spec->linux->gid_mappings, spec->linux->n_gid_mappings, err) < 0 ||
+            write_id_map(c.child, "uid_map", spec->linux->uid_mappings, spec->linux->n_uid_mappings, err) < 0)
+            goto out;
+    }
+    if (c.cgroup_made && cgroup_enter(c.cgroup_path, c.child, err) < 0)
+        goto out;
+    if (spec->process->has_oom_score_adj) {
+        cleanup_free char *path = xasprintf("/proc/%d/oom_score_adj", c.child);
+        cleanup_free char *val = xasprintf("%d", spec->process->oom_score_adj);
+        if (write_file(path, val, strlen(val), err) < 0) {
+            ac_error_wrap(err, "process.oomScoreAdj");
+            goto out;
+        }
+    }
+
+    /* 8. Let it run its setup; run our hooks when it asks. */
+    st.id = (char *)id;
+    st.bundle = bundle;
+    st.rootfs = rootfs;
+    st.cgroup_path = c.cgroup_path ? c.cgroup_path : "";
+    st.config_path = config_path;
+    st.created = rfc3339_now();
+    st.owner = "";
+    st.pid = c.child;
+    st.systemd_cgroup = g->systemd_cgroup;
+    st.shared_pidns = !plan.new_pidns;
+    st.annotations = annotations_of(spec);
+    {
+        cleanup_free char *creating = container_hook_state(&st, STATUS_CREATING);
+        cleanup_free char *created = container_hook_state(&st, STATUS_CREATED);
+        size_t l1 = strlen(creating), l2 = strlen(created);
+        cleanup_free char *both = xmalloc(l1 + l2 + 2);
+        memcpy(both, creating, l1 + 1);
+        memcpy(both + l1 + 1, created, l2 + 1);
+        if (sync_send(sync_fds[0], SYNC_GO, both, l1 + l2 + 2) < 0) {
+            ac_error(err, errno, "container init: write to it");
+            goto out;
+        }
+    }
+    if (supervise_setup(&c, sync_fds[0], spec, &st, err) < 0)
+        goto out;
+
+    /* 9. Record it. */
+    st.pid_start_time = process_start_time(c.child);
+    if (state_save(g, &st, err) < 0)
+        goto out;
+    if (o->pid_file && write_pid_file(o->pid_file, c.child, err) < 0)
+        goto out;
+    if (console_pair[0] >= 0) {
+        res->console_master = recv_fd(console_pair[0]);
+        if (res->console_master < 0) {
+            ac_error(err, errno, "receive the pty master");
+            goto out;
+        }
+    }
+    res->pid = c.child;
+    c.child = 0;
+    ret = 0;
+out:
+    if (ret < 0)
+        rollback(&c);
+    for (int i = 0; i < 2; i++) {
+        if (sync_fds[i] >= 0)
+            close(sync_fds[i]);
+        if (console_pair[i] >= 0 && console_pair[i] != console_fd)
+            close(console_pair[i]);
+    }
+    if (st.annotations)
+        for (char **a = st.annotations; *a; a++)
+            free(*a);
+    free(st.annotations);
+    free(st.created);
+    free(c.state_dir);
+    free(c.cgroup_path);
+    ns_plan_close(&plan);
+    return ret;
+}

@@ -1,0 +1,58 @@
+/* The container process's side of create and exec: one linear setup,
+ * readable top to bottom as a checklist. */
+#ifndef AGENTCAGE_LINUX_H
+#define AGENTCAGE_LINUX_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "seccomp.h"
+#include "../spec/spec.h"
+
+/* Namespace types in the order they are joined: user first (it grants the
+ * capabilities for the others), mount last among the joins. */
+#define NS_COUNT 8
+extern const int ns_join_order[NS_COUNT];
+const char *ns_proc_name(int type); /* CLONE_NEWNET -> "net" */
+
+/* Everything the container's init process needs, prepared by the runtime
+ * before clone (so the child does no parsing). */
+struct init_config {
+    const struct oci_spec *spec;
+    const char *id;
+    const char *rootfs;
+    int sync_fd;          /* socketpair end */
+    int fifo_fd;          /* exec fifo, O_RDWR: read blocks until start */
+    int console_fd;       /* console socket or -1 */
+    int join_fds[NS_COUNT]; /* setns fds by ns_join_order slot, or -1 */
+    bool new_userns, new_mntns, new_netns, new_utsns, new_cgroupns;
+    bool no_pivot, no_new_keyring;
+    int preserve_fds;
+};
+
+/* Runs in the cloned child; never returns. */
+__attribute__((noreturn)) void init_main(const struct init_config *c);
+
+/* The steps shared by init and exec once namespaces and the root are in
+ * place: terminal, cwd, rlimits, scheduling, labels, user, capabilities,
+ * no_new_privs, seccomp. After it, only execve (process_exec) is left. */
+struct process_state {
+    char *exe;               /* resolved executable inside the container */
+    struct seccomp_prepared *seccomp;
+    bool seccomp_loaded;
+};
+int process_setup(const struct oci_process *p, const struct oci_seccomp *seccomp, int console_fd,
+                  struct process_state *ps, ac_error_t *err);
+/* Load seccomp (if not yet) and execve. Returns only on failure. */
+int process_exec(const struct oci_process *p, struct process_state *ps, ac_error_t *err);
+/* Find the executable the way execvp would, in PATH from env (or a default
+ * PATH). Errors use the words engines map to exit codes 126/127. */
+int find_executable(const char *name, char *const *env, char **out, ac_error_t *err);
+/* Mark every fd >= 3 + preserve_fds close-on-exec, and clear it on the
+ * preserved ones. */
+void prepare_inherited_fds(int preserve_fds);
+/* Bring "lo" up in a fresh network namespace. */
+int loopback_up(ac_error_t *err);
+
+#endif

@@ -1,0 +1,25 @@
+/* Messages between the runtime and the process it is setting up, over a
+ * socketpair: a type, a length and a payload (error text, state JSON). */
+#ifndef AGENTCAGE_SYNC_H
+#define AGENTCAGE_SYNC_H
+
+#include <stddef.h>
+
+enum sync_type {
+    SYNC_EOF = 0,        /* the other side closed (exec'd or died) */
+    SYNC_GO = 1,         /* runtime -> child: ids mapped, cgroup joined; payload: state JSONs */
+    SYNC_RUN_HOOKS = 2,  /* child -> runtime: mounts done, run prestart/createRuntime hooks */
+    SYNC_HOOKS_DONE = 3, /* runtime -> child */
+    SYNC_READY = 4,      /* child -> runtime: set up, waiting for start */
+    SYNC_ERROR = 5,      /* either way: payload is the one-line error */
+};
+
+int sync_send(int fd, enum sync_type type, const void *data, size_t len);
+/* Receive one message; *data is malloc'd and NUL-terminated (may be NULL when
+ * not wanted). Returns -1 on a read error; SYNC_EOF type on a clean close. */
+int sync_recv(int fd, enum sync_type *type, char **data, size_t *len);
+/* Send/receive an fd with SCM_RIGHTS (the payload is name). */
+int send_fd(int sock, int fd, const char *name);
+int recv_fd(int sock);
+
+#endif
