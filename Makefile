@@ -52,7 +52,11 @@ test: all $(TEST_BINS)
 
 check: test
 
+# The README's first command: build everything, then run a busybox container.
+demo: all
+	@scripts/demo.sh
+
 clean:
 	rm -rf $(BUILD) agentcage
 
-.PHONY: all deps unit test check clean
+.PHONY: all deps unit test check clean demo
