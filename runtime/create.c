@@ -384,6 +384,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     struct init_config ic = {
         .spec = spec,
         .id = id,
+        .bundle = bundle,
         .rootfs = rootfs,
         .sync_fd = sync_fds[1],
         .fifo_fd = fifo_fd,

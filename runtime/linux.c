@@ -4,8 +4,8 @@
  * order a reviewer should audit it:
  *   wait for the runtime (ids mapped, cgroup joined) -> join namespaces ->
  *   become root in the user namespace -> cgroup namespace -> session ->
- *   loopback -> mounts -> createRuntime/createContainer hooks -> pivot_root,
- *   masks, read-only paths -> hostname, sysctl -> terminal -> cwd, rlimits,
+ *   loopback -> mounts -> createRuntime/createContainer hooks -> sysctl ->
+ *   pivot_root, masks, read-only paths -> hostname -> terminal -> cwd, rlimits,
  *   scheduling, labels -> executable lookup -> seccomp (early only without
  *   no_new_privs) -> user and capabilities -> no_new_privs -> ready ->
  *   wait for start -> startContainer hooks -> seccomp -> execve. */
@@ -392,7 +392,11 @@ void init_main(const struct init_config *c)
     if (c->new_netns && loopback_up(&err) < 0)
         init_fail(c->sync_fd, &err);
 
-    /* 5. Mounts, devices. */
+    /* 5. Mounts, devices. Relative bind sources are relative to the bundle. */
+    if (chdir(c->bundle) < 0) {
+        ac_error(&err, errno, "chdir to the bundle `%s`", c->bundle);
+        init_fail(c->sync_fd, &err);
+    }
     struct rootfs_options ro = {.rootfs = c->rootfs, .no_pivot = c->no_pivot, .in_user_ns = c->new_userns};
     if (rootfs_prepare(spec, &ro, &err) < 0)
         init_fail(c->sync_fd, &err);
@@ -407,12 +411,17 @@ void init_main(const struct init_config *c)
     free(reply);
     run_container_hooks(c, HOOK_CREATE_CONTAINER, state_creating, &err);
 
-    /* 7. pivot_root, masked and read-only paths, read-only root. */
+    /* 7. Kernel parameters, through /proc before it turns read-only (the
+     * namespaced ones follow the writer's namespaces, which are ours). */
+    if (set_sysctls(spec, &err) < 0)
+        init_fail(c->sync_fd, &err);
+
+    /* 8. pivot_root, masked and read-only paths, read-only root. */
     if (rootfs_finalize(spec, &ro, &err) < 0)
         init_fail(c->sync_fd, &err);
 
-    /* 8. Names, kernel parameters, keyring, personality. */
-    if (set_names(c, &err) < 0 || set_sysctls(spec, &err) < 0 || apply_personality(spec, &err) < 0)
+    /* 9. Names, keyring, personality. */
+    if (set_names(c, &err) < 0 || apply_personality(spec, &err) < 0)
         init_fail(c->sync_fd, &err);
     if (!c->no_new_keyring) {
         cleanup_free char *name = xasprintf("_ses.%s", c->id);
@@ -420,20 +429,20 @@ void init_main(const struct init_config *c)
         syscall(SYS_keyctl, 1, name, 0, 0, 0);
     }
 
-    /* 9. The process: terminal, cwd, rlimits, labels, user, caps, seccomp. */
+    /* 10. The process: terminal, cwd, rlimits, labels, user, caps, seccomp. */
     struct process_state ps = {0};
     if (process_setup(p, spec->linux ? spec->linux->seccomp : NULL, c->console_fd, &ps, &err) < 0)
         init_fail(c->sync_fd, &err);
     if (c->console_fd >= 0)
         close(c->console_fd);
 
-    /* 10. Ready: the runtime records us and returns from create. We no
+    /* 11. Ready: the runtime records us and returns from create. We no
      * longer die with it: the engine's shim is our parent from now on. */
     prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
     if (sync_send(c->sync_fd, SYNC_READY, NULL, 0) < 0)
         _exit(1);
 
-    /* 11. Wait for `start`: it writes one byte into the exec fifo. */
+    /* 12. Wait for `start`: it writes one byte into the exec fifo. */
     char b;
     ssize_t r;
     do
@@ -442,7 +451,7 @@ void init_main(const struct init_config *c)
     if (r != 1)
         _exit(1);
 
-    /* 12. startContainer hooks, then seccomp and execve. The sync socket is
+    /* 13. startContainer hooks, then seccomp and execve. The sync socket is
      * close-on-exec: the runtime (when it waits, as `run` does) sees EOF. */
     run_container_hooks(c, HOOK_START_CONTAINER, state_created, &err);
     process_exec(p, &ps, &err);

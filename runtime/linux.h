@@ -21,6 +21,7 @@ const char *ns_proc_name(int type); /* CLONE_NEWNET -> "net" */
 struct init_config {
     const struct oci_spec *spec;
     const char *id;
+    const char *bundle;
     const char *rootfs;
     int sync_fd;          /* socketpair end */
     int fifo_fd;          /* exec fifo, O_RDWR: read blocks until start */
