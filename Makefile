@@ -15,7 +15,7 @@ override CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter 
 LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 BUILD := build
-SPEC_SRCS := $(sort $(wildcard spec/*.c))
+SPEC_SRCS := $(sort $(wildcard spec/*.c tier-annotations/*.c))
 RUNTIME_SRCS := $(sort $(wildcard runtime/*.c))
 # The library: everything but main.c, so unit tests can link it.
 LIB_SRCS := $(SPEC_SRCS) $(filter-out runtime/main.c,$(RUNTIME_SRCS))
@@ -35,7 +35,7 @@ $(BUILD)/libagentcage.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/%.o: %.c $(wildcard runtime/*.h spec/*.h)
+$(BUILD)/%.o: %.c $(wildcard runtime/*.h spec/*.h tier-annotations/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 

@@ -8,6 +8,7 @@
 #include "error.h"
 #include "state.h"
 #include "../spec/spec.h"
+#include "../tier-annotations/tier.h"
 
 struct global_opts {
     const char *root;       /* --root, default /run/agentcage */
@@ -17,6 +18,7 @@ struct global_opts {
     bool systemd_cgroup;    /* --systemd-cgroup / --cgroup-manager systemd */
     bool cgroups_disabled;  /* --cgroup-manager disabled */
     const char *rootless;   /* --rootless true|false|auto */
+    struct tier_operator tier; /* --default-tier, --allowed-tiers, ceilings */
 };
 
 /* ---- state.c ---- */

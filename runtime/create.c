@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yajl/yajl_tree.h>
 
 #include "cgroup.h"
 #include "container.h"
@@ -269,9 +270,31 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     size_t config_len = 0;
     if (read_all_file(config_path, &config_text, &config_len, err) < 0)
         return -1;
+    /* config.json -> tree -> (tier mapping) -> spec: parsed once. */
     cleanup_spec struct oci_spec *spec = NULL;
-    if (spec_parse(config_text, config_len, "config.json", &spec, err) < 0)
-        return -1;
+    struct tier_decisions decisions = {0};
+    int tier;
+    {
+        yajl_val tree = NULL;
+        if (spec_parse_json_tree(config_text, config_len, "config.json", &tree, err) < 0)
+            return -1;
+        tier = tier_map(tree, &g->tier, &decisions, err);
+        if (tier < TIER_NONE || spec_parse_tree(tree, "config.json", &spec, err) < 0) {
+            yajl_tree_free(tree);
+            tier_decisions_free(&decisions);
+            return -1;
+        }
+        if (tier != TIER_NONE) {
+            /* the state keeps the effective config, which delete and exec use */
+            free(config_text);
+            config_text = tier_tree_to_json(tree, false);
+            config_len = strlen(config_text);
+        }
+        yajl_tree_free(tree);
+        for (size_t i = 0; i < decisions.n; i++)
+            ac_debug("tier %d: %s", tier, decisions.lines[i]);
+        tier_decisions_free(&decisions);
+    }
     if (spec->process == NULL)
         return ac_error(err, 0, "config.json: process: required to create a container");
     cleanup_free char *rootfs = NULL;

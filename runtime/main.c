@@ -45,6 +45,7 @@ static const struct command commands[] = {
     {"events", cmd_events, "print a container's resource statistics"},
     {"spec", cmd_spec, "write a default config.json"},
     {"features", cmd_features, "print the runtime-spec features document"},
+    {"policy", cmd_policy, "show the effective config and decisions of a tier (policy show)"},
     {"checkpoint", cmd_unsupported, "not supported"},
     {"restore", cmd_unsupported, "not supported"},
 };
@@ -61,6 +62,11 @@ static void usage(FILE *f)
                "  --systemd-cgroup      read cgroupsPath as slice:prefix:name\n"
                "  --cgroup-manager cgroupfs|systemd|disabled\n"
                "  --rootless true|false|auto\n"
+               "Tier settings (operator side; also in /etc/agentcage/agentcage.conf):\n"
+               "  --default-tier N      tier for containers without io.agentcage.tier (default: none, plain OCI)\n"
+               "  --allowed-tiers LIST  tiers an annotation may choose, e.g. 0,1\n"
+               "  --max-memory SIZE, --max-cpus N, --max-pids N, --max-timeout DURATION, --max-workspace SIZE\n"
+               "  --audit-log FILE, --approvals-dir DIR\n"
                "  --version, --help\n\nCommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
@@ -73,13 +79,42 @@ static void print_version(void)
            AGENTCAGE_COMMIT, v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0);
 }
 
-enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_ROOTLESS, OPT_CGMANAGER, OPT_VERSION };
+enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_ROOTLESS, OPT_CGMANAGER, OPT_VERSION,
+       OPT_TIER_FLAG };
+
+/* Operator settings for tiers, as flags (daemon.json runtimeArgs,
+ * containerd options, containers.conf) over /etc/agentcage/agentcage.conf. */
+static const char *const tier_flags[] = {"default-tier", "allowed-tiers", "max-memory", "max-cpus", "max-pids",
+                                         "max-timeout", "max-workspace", "audit-log", "approvals-dir"};
+#define N_TIER_FLAGS (sizeof(tier_flags) / sizeof(tier_flags[0]))
+
+static int load_tier_settings(struct tier_operator *op, const char **values, ac_error_t *err)
+{
+    tier_operator_init(op);
+    const char *conf = getenv("AGENTCAGE_CONF");
+    if (tier_operator_load_file(op, conf ? conf : "/etc/agentcage/agentcage.conf", err) < 0)
+        return -1;
+    for (size_t i = 0; i < N_TIER_FLAGS; i++)
+        if (values[i] && tier_operator_set(op, tier_flags[i], values[i], err) < 0)
+            return -1;
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
     struct global_opts g = {.root = "/run/agentcage", .log_format = AC_LOG_TEXT};
     const char *log_format = NULL;
+    const char *tier_values[N_TIER_FLAGS] = {0};
     static const struct option opts[] = {
+        {"default-tier", required_argument, NULL, OPT_TIER_FLAG + 0},
+        {"allowed-tiers", required_argument, NULL, OPT_TIER_FLAG + 1},
+        {"max-memory", required_argument, NULL, OPT_TIER_FLAG + 2},
+        {"max-cpus", required_argument, NULL, OPT_TIER_FLAG + 3},
+        {"max-pids", required_argument, NULL, OPT_TIER_FLAG + 4},
+        {"max-timeout", required_argument, NULL, OPT_TIER_FLAG + 5},
+        {"max-workspace", required_argument, NULL, OPT_TIER_FLAG + 6},
+        {"audit-log", required_argument, NULL, OPT_TIER_FLAG + 7},
+        {"approvals-dir", required_argument, NULL, OPT_TIER_FLAG + 8},
         {"root", required_argument, NULL, OPT_ROOT},
         {"log", required_argument, NULL, OPT_LOG},
         {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
@@ -113,6 +148,9 @@ int main(int argc, char **argv)
             }
             break;
         case 'v': print_version(); return 0;
+        case OPT_TIER_FLAG + 0 ... OPT_TIER_FLAG + (int)N_TIER_FLAGS - 1:
+            tier_values[c - OPT_TIER_FLAG] = optarg;
+            break;
         case 'h': usage(stdout); return 0;
         default:
             ac_error(&err, 0, "unknown global flag `%s` (see --help)", argv[optind - 1]);
@@ -126,6 +164,8 @@ int main(int argc, char **argv)
         goto fail;
     }
     ac_log_init(g.log, g.log_format, g.debug);
+    if (load_tier_settings(&g.tier, tier_values, &err) < 0)
+        goto fail;
     if (optind >= argc) {
         usage(stderr);
         return 1;

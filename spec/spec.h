@@ -254,6 +254,13 @@ struct oci_spec {
 /* Parse config.json text. "what" names the document in errors
  * ("config.json"). Returns 0 or -1 with *err set. */
 int spec_parse(const char *json, size_t len, const char *what, struct oci_spec **out, ac_error_t *err);
+/* The two halves of spec_parse, so that the tier mapping can rewrite the
+ * JSON tree in between: text -> yajl tree (same checks and errors as
+ * spec_parse; the caller frees the tree with yajl_tree_free), and tree ->
+ * spec (the tree is not kept: strings are copied into the spec's arena). */
+typedef struct yajl_val_s *yajl_val;
+int spec_parse_json_tree(const char *json, size_t len, const char *what, yajl_val *out, ac_error_t *err);
+int spec_parse_tree(yajl_val tree, const char *what, struct oci_spec **out, ac_error_t *err);
 /* Read and parse BUNDLE/config.json (or an explicit path). */
 int spec_load(const char *path, struct oci_spec **out, ac_error_t *err);
 /* Parse a runtime-spec "process" object alone (exec --process FILE); the

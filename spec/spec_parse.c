@@ -1161,8 +1161,20 @@ static void yajl_tree_freep(yajl_val *v)
 
 typedef int (*parse_document_fn)(struct walk *w, yajl_val v, struct oci_spec *spec);
 
-static int parse_document(const char *json, size_t len, const char *what, parse_document_fn parse_top,
-                          struct oci_spec **out, ac_error_t *err)
+static int convert_tree(yajl_val tree, const char *what, parse_document_fn parse_top, struct oci_spec **out,
+                        ac_error_t *err)
+{
+    if (!YAJL_IS_OBJECT(tree))
+        return ac_error(err, 0, "%s: expected a JSON object at the top level", what);
+    cleanup_spec struct oci_spec *spec = spec_new_empty();
+    struct walk w = { .spec = spec, .what = what, .err = err };
+    if (parse_top(&w, tree, spec) < 0)
+        return -1;
+    *out = ac_steal_ptr(&spec);
+    return 0;
+}
+
+int spec_parse_json_tree(const char *json, size_t len, const char *what, yajl_val *out, ac_error_t *err)
 {
     if (what == NULL)
         what = "config.json";
@@ -1194,13 +1206,26 @@ static int parse_document(const char *json, size_t len, const char *what, parse_
     }
     if (!YAJL_IS_OBJECT(tree))
         return ac_error(err, 0, "%s: expected a JSON object at the top level", what);
-
-    cleanup_spec struct oci_spec *spec = spec_new_empty();
-    struct walk w = { .spec = spec, .what = what, .err = err };
-    if (parse_top(&w, tree, spec) < 0)
-        return -1;
-    *out = ac_steal_ptr(&spec);
+    *out = ac_steal_ptr(&tree);
     return 0;
+}
+
+static int parse_document(const char *json, size_t len, const char *what, parse_document_fn parse_top,
+                          struct oci_spec **out, ac_error_t *err)
+{
+    if (what == NULL)
+        what = "config.json";
+    *out = NULL;
+    __attribute__((cleanup(yajl_tree_freep))) yajl_val tree = NULL;
+    if (spec_parse_json_tree(json, len, what, &tree, err) < 0)
+        return -1;
+    return convert_tree(tree, what, parse_top, out, err);
+}
+
+int spec_parse_tree(yajl_val tree, const char *what, struct oci_spec **out, ac_error_t *err)
+{
+    *out = NULL;
+    return convert_tree(tree, what ? what : "config.json", parse_config, out, err);
 }
 
 int spec_parse(const char *json, size_t len, const char *what, struct oci_spec **out, ac_error_t *err)

@@ -1,0 +1,72 @@
+/* Autonomy tiers: io.agentcage.tier on a container turns into an enforced
+ * cage.
+ *
+ * The mapping is a pure function from (config.json, operator settings) to
+ * (effective config.json, decisions): it rewrites the yajl tree of
+ * config.json and never touches the kernel. The runtime then runs the
+ * effective config with the same code paths as any plain config, plus the
+ * pieces a config.json cannot express (the tier's precompiled seccomp
+ * filter, Landlock, the watchdog), which it finds in the effective config's
+ * annotations written by the mapping:
+ *   io.agentcage.tier            "0".."3" (normalised)
+ *   io.agentcage.timeout-ms      wall-clock limit in milliseconds
+ *   io.agentcage.landlock-rw     colon-separated container paths writable
+ *                                under Landlock (/workspace:/tmp:...)
+ */
+#ifndef AGENTCAGE_TIER_H
+#define AGENTCAGE_TIER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../runtime/error.h"
+
+typedef struct yajl_val_s *yajl_val;
+
+#define TIER_NONE (-1)
+#define TIER_COUNT 4
+
+/* What the operator allows; from global flags and /etc/agentcage/agentcage.conf.
+ * A ceiling of 0 means "the tier's default is the ceiling". */
+struct tier_operator {
+    int default_tier;          /* TIER_NONE: containers without the annotation run plain */
+    unsigned allowed_tiers;    /* bit n = tier n allowed; default all */
+    int64_t max_memory;        /* bytes */
+    int64_t max_cpus_milli;    /* 1000 = one CPU */
+    int64_t max_pids;
+    int64_t max_timeout_ms;
+    int64_t max_workspace;     /* bytes */
+    const char *audit_log;     /* default /var/log/agentcage/audit.jsonl */
+    const char *approvals_dir; /* default /etc/agentcage/approvals */
+};
+
+void tier_operator_init(struct tier_operator *op);
+/* A global flag of the runtime (name without "--": "default-tier",
+ * "allowed-tiers", "max-memory", "max-cpus", "max-pids", "max-timeout",
+ * "max-workspace", "audit-log", "approvals-dir"). Returns 1 when name is a
+ * tier flag and was applied, 0 when it is not a tier flag, -1 on a bad
+ * value (err names the flag). */
+int tier_operator_set(struct tier_operator *op, const char *name, const char *value, ac_error_t *err);
+/* Read "name = value" lines (same names as the flags) from path; a missing
+ * file is fine. Flags given on the command line win over the file. */
+int tier_operator_load_file(struct tier_operator *op, const char *path, ac_error_t *err);
+
+/* Decisions the mapping made, one human-readable line each, for
+ * `agentcage policy show` and the audit trail. */
+struct tier_decisions {
+    char **lines;
+    size_t n;
+};
+void tier_decisions_free(struct tier_decisions *d);
+
+/* The mapping. Returns the tier applied (0..3), TIER_NONE when the
+ * container runs plain (no annotation, no default tier), or -2 with *err
+ * when config.json asks for something the tier forbids or the annotation is
+ * not allowed: "tier 1 forbids mount of /var/run/docker.sock (mounts[3])". */
+int tier_map(yajl_val config, const struct tier_operator *op, struct tier_decisions *d, ac_error_t *err);
+
+/* A yajl tree back to JSON text (pretty or compact); malloc'd. For golden
+ * tests and `policy show`. */
+char *tier_tree_to_json(yajl_val v, bool pretty);
+
+#endif
