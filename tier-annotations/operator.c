@@ -1,24 +1,142 @@
 /* Operator settings for tiers: global flags and /etc/agentcage/agentcage.conf.
- * (placeholder: being written) */
+ * The operator decides which tiers exist on this host and how far any limit
+ * may go; annotations only choose within that. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "tier.h"
+#include "../runtime/utils.h"
+#include "tier_internal.h"
 
 void tier_operator_init(struct tier_operator *op)
 {
     memset(op, 0, sizeof(*op));
     op->default_tier = TIER_NONE;
-    op->allowed_tiers = 0xf;
+    op->allowed_tiers = (1u << TIER_COUNT) - 1;
     op->audit_log = "/var/log/agentcage/audit.jsonl";
     op->approvals_dir = "/etc/agentcage/approvals";
 }
 
+/* "0,1", "read,write", "0, write": a bit per tier. */
+static int parse_tier_list(const char *value, unsigned *out)
+{
+    unsigned bits = 0;
+    cleanup_free char *copy = xstrdup(value);
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+        int t = tier_parse_name(tok);
+        if (t < 0)
+            return -1;
+        bits |= 1u << t;
+    }
+    if (bits == 0)
+        return -1;
+    *out = bits;
+    return 0;
+}
+
+/* parse then check: 0 for a positive value */
+static int parse_positive(int (*parse)(const char *, int64_t *), const char *value, int64_t *n)
+{
+    return parse(value, n) == 0 && *n > 0 ? 0 : -1;
+}
+
 int tier_operator_set(struct tier_operator *op, const char *name, const char *value, ac_error_t *err)
 {
-    return 0;
+    int64_t n = 0;
+    if (strcmp(name, "default-tier") == 0) {
+        int t = tier_parse_name(value);
+        if (t < 0 && strcmp(value, "none") != 0)
+            return ac_error(err, 0, "--default-tier: expected 0..3, read, write, network, irreversible or none, got `%s`",
+                            value);
+        op->default_tier = t < 0 ? TIER_NONE : t;
+    } else if (strcmp(name, "allowed-tiers") == 0) {
+        if (parse_tier_list(value, &op->allowed_tiers) < 0)
+            return ac_error(err, 0, "--allowed-tiers: expected a list of tiers like 0,1 or read,write, got `%s`", value);
+    } else if (strcmp(name, "max-memory") == 0) {
+        if (parse_positive(tier_parse_size, value, &n) < 0)
+            return ac_error(err, 0, "--max-memory: expected a size like 512m or 1g, got `%s`", value);
+        op->max_memory = n;
+    } else if (strcmp(name, "max-workspace") == 0) {
+        if (parse_positive(tier_parse_size, value, &n) < 0)
+            return ac_error(err, 0, "--max-workspace: expected a size like 64m or 1g, got `%s`", value);
+        op->max_workspace = n;
+    } else if (strcmp(name, "max-cpus") == 0) {
+        if (parse_positive(tier_parse_cpus, value, &n) < 0)
+            return ac_error(err, 0, "--max-cpus: expected a CPU count like 1 or 1.5, got `%s`", value);
+        op->max_cpus_milli = n;
+    } else if (strcmp(name, "max-pids") == 0) {
+        uint64_t u;
+        if (parse_uint64(value, &u) < 0 || u == 0 || u > INT32_MAX)
+            return ac_error(err, 0, "--max-pids: expected a positive number, got `%s`", value);
+        op->max_pids = (int64_t)u;
+    } else if (strcmp(name, "max-timeout") == 0) {
+        if (parse_positive(tier_parse_duration, value, &n) < 0)
+            return ac_error(err, 0, "--max-timeout: expected a duration like 30s, 5m or 1h, got `%s`", value);
+        op->max_timeout_ms = n;
+    } else if (strcmp(name, "audit-log") == 0 || strcmp(name, "approvals-dir") == 0) {
+        if (value[0] != '/')
+            return ac_error(err, 0, "--%s: expected an absolute path, got `%s`", name, value);
+        /* flags point into argv; file values are kept for the process's life */
+        if (name[0] == 'a' && name[1] == 'u')
+            op->audit_log = value;
+        else
+            op->approvals_dir = value;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
 }
 
 int tier_operator_load_file(struct tier_operator *op, const char *path, ac_error_t *err)
 {
+    cleanup_file FILE *f = fopen(path, "re");
+    if (f == NULL) {
+        if (errno == ENOENT)
+            return 0;
+        return ac_error(err, errno, "open `%s`", path);
+    }
+    char line[4096];
+    for (unsigned lineno = 1; fgets(line, sizeof(line), f); lineno++) {
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *s = trim(line);
+        if (*s == '\0')
+            continue;
+        char *eq = strchr(s, '=');
+        if (eq == NULL)
+            return ac_error(err, 0, "%s:%u: expected `name = value`", path, lineno);
+        *eq = '\0';
+        char *name = trim(s), *value = trim(eq + 1);
+        if (strncmp(name, "--", 2) == 0)
+            name += 2;
+        /* paths must outlive this buffer */
+        char *kept = xstrdup(value);
+        ac_error_t e = NULL;
+        int r = tier_operator_set(op, name, kept, &e);
+        if (r <= 0 || (strcmp(name, "audit-log") != 0 && strcmp(name, "approvals-dir") != 0))
+            free(kept);
+        if (r < 0) {
+            cleanup_free char *msg = ac_error_string(e);
+            ac_error_free(&e);
+            return ac_error(err, 0, "%s:%u: %s", path, lineno, msg);
+        }
+        if (r == 0)
+            return ac_error(err, 0, "%s:%u: unknown setting `%s`", path, lineno, name);
+    }
+    if (ferror(f))
+        return ac_error(err, EIO, "read `%s`", path);
     return 0;
 }

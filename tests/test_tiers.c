@@ -1,0 +1,460 @@
+/* Unit tests of the tier mapping (tier-annotations/): golden JSON-in,
+ * JSON-out cases, plus the unit and flag parsers. No root needed.
+ *
+ * Every directory tests/tiers/<case>/ is one test:
+ *   config.json        the input, or
+ *   base               one line: a file under tests/data/ to start from
+ *   annotations        optional: key=value lines added to the annotations
+ *   flags              optional: operator flags, name=value lines
+ *                      ("default-tier=1", "max-memory=256m")
+ *   expected.json      the effective config.json (pretty), and
+ *   expected.decisions the decision lines, or
+ *   expected.error     the refusal, one line
+ * UPDATE_GOLDEN=1 build/tests/test_tiers writes the expected files from the
+ * current output (review them with git diff before committing). */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#define TESTLIB_NO_MAIN
+#include "../runtime/utils.h"
+#include "../spec/spec.h"
+#include "../tier-annotations/tier_internal.h"
+#include "testlib.h"
+
+static char tests_dir[PATH_MAX];
+
+/* tests/, found from the current directory or from the binary's place. */
+static void find_tests_dir(void)
+{
+    if (access("tests/tiers", R_OK) == 0) {
+        snprintf(tests_dir, sizeof(tests_dir), "tests");
+        return;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = '\0';
+        snprintf(tests_dir, sizeof(tests_dir), "%.*s/../../tests", (int)(sizeof(tests_dir) - 20), exe);
+    }
+}
+
+/* NULL when absent */
+static char *read_opt(const char *dir, const char *name)
+{
+    cleanup_free char *path = xasprintf("%s/%s", dir, name);
+    char *text = NULL;
+    size_t len;
+    ac_error_t err = NULL;
+    if (read_all_file(path, &text, &len, &err) < 0) {
+        ac_error_free(&err);
+        return NULL;
+    }
+    return text;
+}
+
+static void write_golden(const char *dir, const char *name, const char *text)
+{
+    cleanup_free char *path = xasprintf("%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        FAIL("write %s: %s", path, strerror(errno));
+        return;
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+static void remove_golden(const char *dir, const char *name)
+{
+    cleanup_free char *path = xasprintf("%s/%s", dir, name);
+    unlink(path);
+}
+
+static void chomp(char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
+        s[--n] = '\0';
+}
+
+/* key=value lines; calls fn for each. */
+static bool each_setting(char *text, bool (*fn)(void *, const char *, const char *), void *arg)
+{
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#' || line[0] == '\0')
+            continue;
+        char *eq = strchr(line, '=');
+        if (eq == NULL) {
+            FAIL("expected key=value, got `%s`", line);
+            return false;
+        }
+        *eq = '\0';
+        if (!fn(arg, line, eq + 1))
+            return false;
+    }
+    return true;
+}
+
+static bool add_annotation(void *arg, const char *key, const char *value)
+{
+    tj_set(tj_get_object((yajl_val)arg, "annotations"), key, tj_new_string(value));
+    return true;
+}
+
+static bool set_flag(void *arg, const char *name, const char *value)
+{
+    cleanup_error ac_error_t err = NULL;
+    /* values must outlive the operator struct: kept for the test's life */
+    int r = tier_operator_set(arg, name, xstrdup(value), &err);
+    if (r <= 0) {
+        cleanup_free char *msg = err ? ac_error_string(err) : xstrdup("not a tier flag");
+        FAIL("flag %s=%s: %s", name, value, msg);
+        return false;
+    }
+    return true;
+}
+
+static char *join_decisions(const struct tier_decisions *d)
+{
+    char *out = xstrdup("");
+    for (size_t i = 0; i < d->n; i++) {
+        char *next = xasprintf("%s%s\n", out, d->lines[i]);
+        free(out);
+        out = next;
+    }
+    return out;
+}
+
+static void compare(const char *dir, const char *name, const char *actual, bool update)
+{
+    if (update) {
+        write_golden(dir, name, actual);
+        return;
+    }
+    cleanup_free char *expected = read_opt(dir, name);
+    if (expected == NULL) {
+        FAIL("%s/%s is missing (UPDATE_GOLDEN=1 writes it)", dir, name);
+        return;
+    }
+    if (strcmp(expected, actual) == 0)
+        return;
+    /* the first differing line says most */
+    const char *e = expected, *a = actual;
+    unsigned line = 1;
+    while (*e && *e == *a) {
+        if (*e == '\n')
+            line++;
+        e++, a++;
+    }
+    FAIL("%s/%s differs at line %u: expected `%.*s`, got `%.*s`", dir, name, line, (int)strcspn(e, "\n"), e,
+         (int)strcspn(a, "\n"), a);
+}
+
+static yajl_val load_input(const char *dir)
+{
+    cleanup_free char *text = read_opt(dir, "config.json");
+    if (text == NULL) {
+        cleanup_free char *base = read_opt(dir, "base");
+        if (base == NULL) {
+            FAIL("%s: neither config.json nor base", dir);
+            return NULL;
+        }
+        chomp(base);
+        cleanup_free char *path = xasprintf("%s/data/%s", tests_dir, base);
+        size_t len;
+        cleanup_error ac_error_t err = NULL;
+        if (read_all_file(path, &text, &len, &err) < 0) {
+            FAIL("%s: base %s unreadable", dir, path);
+            return NULL;
+        }
+    }
+    yajl_val tree = NULL;
+    cleanup_error ac_error_t err = NULL;
+    if (spec_parse_json_tree(text, strlen(text), "config.json", &tree, &err) < 0) {
+        cleanup_free char *msg = ac_error_string(err);
+        FAIL("%s: %s", dir, msg);
+        return NULL;
+    }
+    cleanup_free char *annotations = read_opt(dir, "annotations");
+    if (annotations && !each_setting(annotations, add_annotation, tree)) {
+        yajl_tree_free(tree);
+        return NULL;
+    }
+    return tree;
+}
+
+static void run_case(const char *dir)
+{
+    bool update = getenv("UPDATE_GOLDEN") && strcmp(getenv("UPDATE_GOLDEN"), "1") == 0;
+    struct tier_operator op;
+    tier_operator_init(&op);
+    cleanup_free char *flags = read_opt(dir, "flags");
+    if (flags && !each_setting(flags, set_flag, &op))
+        return;
+    yajl_val tree = load_input(dir);
+    if (tree == NULL)
+        return;
+    struct tier_decisions d = {0};
+    cleanup_error ac_error_t err = NULL;
+    int tier = tier_map(tree, &op, &d, &err);
+    if (tier < TIER_NONE) {
+        cleanup_free char *msg = ac_error_string(err);
+        cleanup_free char *line = xasprintf("%s\n", msg);
+        if (update) {
+            remove_golden(dir, "expected.json");
+            remove_golden(dir, "expected.decisions");
+        } else {
+            cleanup_free char *expected = read_opt(dir, "expected.error");
+            if (expected == NULL)
+                FAIL("%s: refused: %s", dir, msg);
+        }
+        compare(dir, "expected.error", line, update);
+    } else {
+        cleanup_free char *json = tier_tree_to_json(tree, true);
+        cleanup_free char *json_nl = xasprintf("%s\n", json);
+        cleanup_free char *lines = join_decisions(&d);
+        if (update)
+            remove_golden(dir, "expected.error");
+        compare(dir, "expected.json", json_nl, update);
+        compare(dir, "expected.decisions", lines, update);
+        /* create must accept what the mapping writes */
+        struct oci_spec *spec = NULL;
+        cleanup_error ac_error_t perr = NULL;
+        if (spec_parse_tree(tree, "effective config.json", &spec, &perr) < 0) {
+            cleanup_free char *msg = ac_error_string(perr);
+            FAIL("%s: the effective config does not parse: %s", dir, msg);
+        } else {
+            spec_free(spec);
+        }
+        /* the mapping is idempotent: the effective config maps to itself */
+        if (tier != TIER_NONE) {
+            struct tier_decisions d2 = {0};
+            cleanup_error ac_error_t err2 = NULL;
+            int again = tier_map(tree, &op, &d2, &err2);
+            cleanup_free char *json2 = tier_tree_to_json(tree, true);
+            CHECK_EQ_INT(again, tier);
+            if (json2 == NULL || strcmp(json, json2) != 0)
+                FAIL("%s: mapping the effective config again changed it", dir);
+            tier_decisions_free(&d2);
+        }
+    }
+    tier_decisions_free(&d);
+    yajl_tree_free(tree);
+}
+
+static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* ---- parsers ---- */
+
+TEST(tiers_json_loads)
+{
+    const struct tier_defs *defs;
+    cleanup_error ac_error_t err = NULL;
+    REQUIRE(tier_defs_get(&defs, &err) == 0);
+    CHECK_EQ_STR(defs->tier[0].name, "read");
+    CHECK_EQ_STR(defs->tier[3].name, "irreversible");
+    CHECK(defs->tier[0].binds_readonly);
+    CHECK(!defs->tier[1].binds_readonly);
+    CHECK_EQ_INT(defs->tier[1].limits.memory, 512 << 20);
+    CHECK_EQ_INT(defs->tier[1].limits.cpus_milli, 1000);
+    CHECK_EQ_INT(defs->tier[1].limits.pids, 64);
+    CHECK_EQ_INT(defs->tier[1].limits.workspace, 1 << 30);
+    CHECK_EQ_INT(defs->tier[1].limits.timeout_ms, 5 * 60 * 1000);
+    CHECK_EQ_INT(defs->tier[0].limits.workspace, 64 << 20);
+    CHECK(defs->tier[3].limits.memory < defs->tier[2].limits.memory);
+    CHECK(tier_strv_has(&defs->refused_caps, "CAP_SYS_ADMIN"));
+    CHECK(tier_strv_has(&defs->masked_paths, "/proc/kcore"));
+    CHECK_EQ_INT(defs->n_devices, 8);
+}
+
+TEST(parse_units)
+{
+    int64_t n;
+    CHECK(tier_parse_size("512m", &n) == 0 && n == 512 << 20);
+    CHECK(tier_parse_size("1g", &n) == 0 && n == 1 << 30);
+    CHECK(tier_parse_size("64MiB", &n) == 0 && n == 64 << 20);
+    CHECK(tier_parse_size("4096", &n) == 0 && n == 4096);
+    CHECK(tier_parse_size("1.5g", &n) < 0);
+    CHECK(tier_parse_size("-1", &n) < 0);
+    CHECK(tier_parse_size("99999999999999999999", &n) < 0);
+    CHECK(tier_parse_size("9999999999999t", &n) < 0);
+    CHECK(tier_parse_duration("30s", &n) == 0 && n == 30000);
+    CHECK(tier_parse_duration("5m", &n) == 0 && n == 300000);
+    CHECK(tier_parse_duration("1h", &n) == 0 && n == 3600000);
+    CHECK(tier_parse_duration("250ms", &n) == 0 && n == 250);
+    CHECK(tier_parse_duration("90", &n) == 0 && n == 90000);
+    CHECK(tier_parse_duration("5 m", &n) < 0);
+    CHECK(tier_parse_cpus("1.5", &n) == 0 && n == 1500);
+    CHECK(tier_parse_cpus("0.25", &n) == 0 && n == 250);
+    CHECK(tier_parse_cpus("2", &n) == 0 && n == 2000);
+    CHECK(tier_parse_cpus("0.0001", &n) < 0);
+    CHECK(tier_parse_cpus("1.", &n) < 0);
+    CHECK_EQ_INT(tier_parse_name("2"), 2);
+    CHECK_EQ_INT(tier_parse_name("irreversible"), 3);
+    CHECK_EQ_INT(tier_parse_name("Read"), 0);
+    CHECK_EQ_INT(tier_parse_name("4"), -1);
+    CHECK_EQ_INT(tier_parse_name(""), -1);
+    char b[32];
+    CHECK_EQ_STR(tier_format_size(512 << 20, b, sizeof(b)), "512m");
+    CHECK_EQ_STR(tier_format_cpus(1500, b, sizeof(b)), "1.5");
+    CHECK_EQ_STR(tier_format_duration(120000, b, sizeof(b)), "2m");
+}
+
+TEST(operator_flags)
+{
+    struct tier_operator op;
+    tier_operator_init(&op);
+    cleanup_error ac_error_t err = NULL;
+    CHECK_EQ_INT(op.default_tier, TIER_NONE);
+    CHECK_EQ_UINT(op.allowed_tiers, 0xf);
+    CHECK_EQ_INT(tier_operator_set(&op, "default-tier", "write", &err), 1);
+    CHECK_EQ_INT(op.default_tier, 1);
+    CHECK_EQ_INT(tier_operator_set(&op, "allowed-tiers", "0,write", &err), 1);
+    CHECK_EQ_UINT(op.allowed_tiers, 0x3);
+    CHECK_EQ_INT(tier_operator_set(&op, "max-memory", "1g", &err), 1);
+    CHECK_EQ_INT(op.max_memory, 1 << 30);
+    CHECK_EQ_INT(tier_operator_set(&op, "max-cpus", "0.5", &err), 1);
+    CHECK_EQ_INT(op.max_cpus_milli, 500);
+    CHECK_EQ_INT(tier_operator_set(&op, "max-timeout", "30s", &err), 1);
+    CHECK_EQ_INT(op.max_timeout_ms, 30000);
+    CHECK_EQ_INT(tier_operator_set(&op, "max-pids", "10", &err), 1);
+    CHECK_EQ_INT(op.max_pids, 10);
+    CHECK_EQ_INT(tier_operator_set(&op, "root", "/x", &err), 0);
+    CHECK_EQ_INT(tier_operator_set(&op, "max-memory", "lots", &err), -1);
+    REQUIRE(err != NULL);
+    CHECK(strstr(err->msg, "--max-memory") != NULL);
+    ac_error_free(&err);
+    CHECK_EQ_INT(tier_operator_set(&op, "allowed-tiers", "0,7", &err), -1);
+    ac_error_free(&err);
+    CHECK_EQ_INT(tier_operator_set(&op, "default-tier", "none", &err), 1);
+    CHECK_EQ_INT(op.default_tier, TIER_NONE);
+}
+
+TEST(operator_file)
+{
+    char path[] = "/tmp/agentcage-test-tiers.XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    const char *good = "# operator settings\n\ndefault-tier = 0   # read\nallowed-tiers=0,1\nmax-memory = 256m\n"
+                       "audit-log = /tmp/audit.jsonl\n";
+    REQUIRE(write(fd, good, strlen(good)) == (ssize_t)strlen(good));
+    close(fd);
+    struct tier_operator op;
+    tier_operator_init(&op);
+    cleanup_error ac_error_t err = NULL;
+    CHECK_EQ_INT(tier_operator_load_file(&op, path, &err), 0);
+    CHECK_EQ_INT(op.default_tier, 0);
+    CHECK_EQ_UINT(op.allowed_tiers, 0x3);
+    CHECK_EQ_INT(op.max_memory, 256 << 20);
+    CHECK_EQ_STR(op.audit_log, "/tmp/audit.jsonl");
+    FILE *f = fopen(path, "w");
+    REQUIRE(f != NULL);
+    fputs("max-pids = 8\nmax-cpus = many\n", f);
+    fclose(f);
+    CHECK_EQ_INT(tier_operator_load_file(&op, path, &err), -1);
+    if (err) {
+        CHECK(strstr(err->msg, ":2: --max-cpus") != NULL);
+        ac_error_free(&err);
+    }
+    f = fopen(path, "w");
+    REQUIRE(f != NULL);
+    fputs("colour = blue\n", f);
+    fclose(f);
+    CHECK_EQ_INT(tier_operator_load_file(&op, path, &err), -1);
+    if (err) {
+        CHECK(strstr(err->msg, "unknown setting `colour`") != NULL);
+        ac_error_free(&err);
+    }
+    unlink(path);
+    CHECK_EQ_INT(tier_operator_load_file(&op, "/nonexistent/agentcage.conf", &err), 0);
+}
+
+TEST(tree_to_json_round_trip)
+{
+    const char *text = "{\"a\":[1,2.5,\"x/y\",true,false,null],\"b\":{\"c\":-3}}";
+    yajl_val tree = yajl_tree_parse(text, NULL, 0);
+    REQUIRE(tree != NULL);
+    cleanup_free char *out = tier_tree_to_json(tree, false);
+    CHECK_EQ_STR(out, text);
+    yajl_tree_free(tree);
+}
+
+TEST(plain_without_tier_is_untouched)
+{
+    const char *text = "{\"ociVersion\":\"1.2.0\",\"annotations\":{\"io.agentcage.timeout\":\"1s\"}}";
+    yajl_val tree = yajl_tree_parse(text, NULL, 0);
+    REQUIRE(tree != NULL);
+    struct tier_operator op;
+    tier_operator_init(&op);
+    struct tier_decisions d = {0};
+    cleanup_error ac_error_t err = NULL;
+    CHECK_EQ_INT(tier_map(tree, &op, &d, &err), TIER_NONE);
+    CHECK_EQ_INT(d.n, 0);
+    cleanup_free char *out = tier_tree_to_json(tree, false);
+    CHECK_EQ_STR(out, text);
+    yajl_tree_free(tree);
+}
+
+int main(int argc, char **argv)
+{
+    const char *filter = argc > 1 ? argv[1] : NULL;
+    find_tests_dir();
+    int passed = 0, failed = 0;
+    /* the golden cases, in name order */
+    cleanup_free char *cases_dir = xasprintf("%s/tiers", tests_dir);
+    DIR *dir = opendir(cases_dir);
+    char **names = NULL;
+    size_t n = 0;
+    for (struct dirent *e; dir && (e = readdir(dir)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        names = xrealloc(names, (n + 1) * sizeof(*names));
+        names[n++] = xstrdup(e->d_name);
+    }
+    if (dir)
+        closedir(dir);
+    else
+        printf("FAIL - golden cases: no %s\n", cases_dir), failed++;
+    qsort(names, n, sizeof(*names), cmp_names);
+    for (int i = 0; i < testlib_n_cases + (int)n; i++) {
+        const char *name;
+        cleanup_free char *label = NULL;
+        if (i < (int)n)
+            name = label = xasprintf("tiers/%s", names[i]);
+        else
+            name = testlib_cases[i - n].name;
+        if (filter && strstr(name, filter) == NULL)
+            continue;
+        testlib_current_failed = 0;
+        testlib_first_reason[0] = '\0';
+        if (i < (int)n) {
+            cleanup_free char *case_dir = xasprintf("%s/%s", cases_dir, names[i]);
+            run_case(case_dir);
+        } else {
+            testlib_cases[i - n].fn();
+        }
+        if (testlib_current_failed) {
+            printf("FAIL - %s: %s\n", name, testlib_first_reason);
+            failed++;
+        } else {
+            printf("ok - %s\n", name);
+            passed++;
+        }
+        fflush(stdout);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

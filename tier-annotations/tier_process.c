@@ -1,0 +1,175 @@
+/* The process and its namespaces: capabilities, no_new_privs, the secret
+ * scrubber on the environment, new namespaces. */
+#include <ctype.h>
+#include <fnmatch.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../runtime/utils.h"
+#include "tier_internal.h"
+
+static const char *const cap_sets[] = {"bounding", "effective", "inheritable", "permitted", "ambient"};
+
+/* "sys_admin", "CAP_SYS_ADMIN" -> "CAP_SYS_ADMIN" */
+static void cap_canonical(const char *name, char *buf, size_t len)
+{
+    size_t off = 0;
+    if (strncasecmp(name, "CAP_", 4) != 0)
+        off = (size_t)snprintf(buf, len, "CAP_");
+    for (; *name && off + 1 < len; name++)
+        buf[off++] = (char)toupper((unsigned char)*name);
+    buf[off] = '\0';
+}
+
+/* A line listing names, each once. */
+static void list_add(char **list, const char *name)
+{
+    if (*list) {
+        size_t n = strlen(name);
+        for (const char *p = *list; (p = strstr(p, name)) != NULL; p += n)
+            if ((p == *list || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+                return;
+    }
+    char *joined = *list ? xasprintf("%s, %s", *list, name) : xstrdup(name);
+    free(*list);
+    *list = joined;
+}
+
+static int map_capabilities(struct tier_ctx *c, yajl_val process, ac_error_t *err)
+{
+    yajl_val caps = tj_get(process, "capabilities");
+    cleanup_free char *dropped = NULL;
+    for (size_t s = 0; s < sizeof(cap_sets) / sizeof(cap_sets[0]); s++) {
+        yajl_val set = tj_get(caps, cap_sets[s]);
+        for (size_t i = 0; YAJL_IS_ARRAY(set) && i < set->u.array.len; i++) {
+            yajl_val v = set->u.array.values[i];
+            if (!YAJL_IS_STRING(v))
+                continue;
+            char name[64];
+            cap_canonical(v->u.string, name, sizeof(name));
+            if (tier_strv_has(&c->defs->refused_caps, name))
+                return tier_refuse(c, err, "capability %s (process.capabilities.%s)", name, cap_sets[s]);
+            list_add(&dropped, name);
+        }
+    }
+    yajl_val empty = tj_new_object();
+    for (size_t s = 0; s < sizeof(cap_sets) / sizeof(cap_sets[0]); s++)
+        tj_set(empty, cap_sets[s], tj_new_array());
+    tj_set(process, "capabilities", empty);
+    if (dropped)
+        tier_decide(c, "process.capabilities: all dropped (%s)", dropped);
+    else
+        tier_decide(c, "process.capabilities: none");
+    return 0;
+}
+
+static bool env_allowed(const char *allow, const char *name, size_t n)
+{
+    for (const char *p = allow; p && *p;) {
+        while (*p == ',' || isspace((unsigned char)*p))
+            p++;
+        size_t len = strcspn(p, ", \t\n");
+        if (len == n && strncmp(p, name, n) == 0)
+            return true;
+        p += len;
+    }
+    return false;
+}
+
+static bool env_secret(const struct tier_defs *defs, const char *name)
+{
+    for (size_t i = 0; i < defs->secret_env.n; i++)
+        if (fnmatch(defs->secret_env.v[i], name, FNM_CASEFOLD) == 0)
+            return true;
+    return false;
+}
+
+/* Decision lines name variables, never their values. */
+static void map_env(struct tier_ctx *c, yajl_val process)
+{
+    yajl_val env = tj_get(process, "env");
+    const char *allow = tj_get_str(tj_get(c->config, "annotations"), "io.agentcage.env-allow");
+    cleanup_free char *removed = NULL, *kept = NULL;
+    for (size_t i = 0; YAJL_IS_ARRAY(env) && i < env->u.array.len;) {
+        yajl_val v = env->u.array.values[i];
+        if (!YAJL_IS_STRING(v)) {
+            i++;
+            continue;
+        }
+        size_t n = strcspn(v->u.string, "=");
+        cleanup_free char *name = strndup(v->u.string, n);
+        if (name == NULL || !env_secret(c->defs, name)) {
+            i++;
+        } else if (env_allowed(allow, name, n)) {
+            list_add(&kept, name);
+            i++;
+        } else {
+            list_add(&removed, name);
+            tj_remove_at(env, i);
+        }
+    }
+    if (removed)
+        tier_decide(c, "process.env: removed secret-looking %s", removed);
+    if (kept)
+        tier_decide(c, "process.env: kept %s (io.agentcage.env-allow)", kept);
+}
+
+int tier_map_process(struct tier_ctx *c, ac_error_t *err)
+{
+    yajl_val process = tj_get(c->config, "process");
+    if (!YAJL_IS_OBJECT(process))
+        return 0; /* nothing to run yet; create refuses such a config anyway */
+    if (map_capabilities(c, process, err) < 0)
+        return -1;
+    if (!YAJL_IS_TRUE(tj_get(process, "noNewPrivileges"))) {
+        tj_set(process, "noNewPrivileges", tj_new_bool(true));
+        tier_decide(c, "process.noNewPrivileges: true");
+    }
+    map_env(c, process);
+    return 0;
+}
+
+/* Every tier runs in new pid, ipc, uts, mount, cgroup and network
+ * namespaces. The host's pid, ipc or network namespace (no entry) is
+ * refused; uts, mount and cgroup are simply added. A network namespace by
+ * path (a pod's) is replaced by a new empty one: the tier's network is
+ * loopback only. pid, ipc, uts and cgroup by path are kept (a pod's
+ * sharing), but not the host's, and never a mount namespace by path. */
+int tier_map_namespaces(struct tier_ctx *c, ac_error_t *err)
+{
+    static const char *const required[] = {"pid", "ipc", "network", "uts", "mount", "cgroup"};
+    yajl_val namespaces = tj_get_array(tj_get_object(c->config, "linux"), "namespaces");
+    bool present[6] = {false};
+    for (size_t i = 0; i < namespaces->u.array.len; i++) {
+        yajl_val ns = namespaces->u.array.values[i];
+        const char *type = tj_get_str(ns, "type");
+        const char *path = tj_get_str(ns, "path");
+        for (size_t r = 0; type && r < 6; r++)
+            if (strcmp(type, required[r]) == 0)
+                present[r] = true;
+        if (type == NULL || path == NULL)
+            continue;
+        if (strcmp(type, "network") == 0) {
+            tier_decide(c, "linux.namespaces[%zu]: network namespace %s replaced by a new empty one (loopback only)", i,
+                        path);
+            tj_remove(ns, "path"); /* frees path */
+        } else if (strcmp(type, "mount") == 0) {
+            return tier_refuse(c, err, "joining the mount namespace %s (linux.namespaces[%zu])", path, i);
+        } else if (strncmp(path, "/proc/1/", 8) == 0 || strncmp(path, "/proc/self/", 11) == 0) {
+            return tier_refuse(c, err, "the host's %s namespace %s (linux.namespaces[%zu])", type, path, i);
+        } else if (strcmp(type, "user") != 0 && strcmp(type, "time") != 0) {
+            tier_decide(c, "linux.namespaces[%zu]: %s namespace %s kept (shared with its pod)", i, type, path);
+        }
+    }
+    for (size_t r = 0; r < 6; r++) {
+        if (present[r])
+            continue;
+        if (r < 3)
+            return tier_refuse(c, err, "the host's %s namespace (linux.namespaces has no %s)", required[r], required[r]);
+        yajl_val ns = tj_new_object();
+        tj_set(ns, "type", tj_new_string(required[r]));
+        tj_push(namespaces, ns);
+        tier_decide(c, "linux.namespaces: added a new %s namespace", required[r]);
+    }
+    return 0;
+}
