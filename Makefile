@@ -15,20 +15,25 @@ override CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter 
 LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 BUILD := build
+# The binary lands at the top for the default build, inside any other build
+# dir (make BUILD=build-asan ... gives build-asan/agentcage).
+AGENTCAGE_BIN ?= $(if $(filter build,$(BUILD)),agentcage,$(BUILD)/agentcage)
+# The watchdog sits next to the binary: the runtime finds it there.
+WATCHDOG_BIN ?= $(if $(filter build,$(BUILD)),agentcage-watchdog,$(BUILD)/agentcage-watchdog)
 SPEC_SRCS := $(sort $(wildcard spec/*.c tier-annotations/*.c))
 RUNTIME_SRCS := $(sort $(wildcard runtime/*.c))
 # The library: everything but main.c, so unit tests can link it.
 LIB_SRCS := $(SPEC_SRCS) $(filter-out runtime/main.c,$(RUNTIME_SRCS))
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/tier_filters.o
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
-all: deps agentcage
+all: deps $(AGENTCAGE_BIN) $(WATCHDOG_BIN)
 
 deps:
 	@scripts/setup-deps.sh
 
-agentcage: $(BUILD)/runtime/main.o $(BUILD)/libagentcage.a
+$(AGENTCAGE_BIN): $(BUILD)/runtime/main.o $(BUILD)/libagentcage.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libagentcage.a: $(LIB_OBJS)
@@ -38,6 +43,33 @@ $(BUILD)/libagentcage.a: $(LIB_OBJS)
 $(BUILD)/%.o: %.c $(wildcard runtime/*.h spec/*.h tier-annotations/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+# tiers.json compiled in as a C string (sed only: no xxd/python at build time).
+$(BUILD)/tiers_json.h: tier-annotations/tiers.json
+	@mkdir -p $(dir $@)
+	{ echo 'static const char tiers_json[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } >$@
+$(BUILD)/tier-annotations/tier_data.o: $(BUILD)/tiers_json.h
+$(BUILD)/tier-annotations/tier_data.o: override CFLAGS += -I$(BUILD)
+
+# The tiers' seccomp filters: compiled to BPF here, from the syscall lists,
+# by a generator linked with libseccomp; the runtime loads them as is.
+$(BUILD)/gen/tier-seccomp-gen: tier-annotations/seccomp/gen.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lseccomp
+
+$(BUILD)/gen/tier_filters.c: $(BUILD)/gen/tier-seccomp-gen tier-annotations/seccomp/syscalls.list
+	$(BUILD)/gen/tier-seccomp-gen tier-annotations/seccomp/syscalls.list > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/tier_filters.o: $(BUILD)/gen/tier_filters.c runtime/tier_seccomp.h
+	$(CC) $(CFLAGS) -I. -c -o $@ $<
+
+# The per-container watchdog: static and small, as one runs per tiered
+# container for its whole life. Installed next to agentcage.
+$(WATCHDOG_BIN): runtime/watchdog/watchdog.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -Os -Wall -Wextra -static -nostdlib -fno-stack-protector -fno-builtin \
+		-fcf-protection=none -ffreestanding -Wl,--gc-sections -Wl,--build-id=none -o $@ $<
 
 $(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libagentcage.a
 	@mkdir -p $(dir $@)
@@ -50,13 +82,58 @@ unit: $(TEST_BINS)
 test: all $(TEST_BINS)
 	@integration/run-all.sh $(TEST_BINS)
 
-check: test
+# ASan+UBSan+LeakSanitizer: the unit tests and a few real containers, built
+# into their own dir so they never mix with the normal objects.
+ASAN_BUILD := build-asan
+ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
+ASAN_LDFLAGS := -fsanitize=address,undefined
+
+check: test sanitize
+
+sanitize: deps
+	$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CFLAGS='$(ASAN_CFLAGS)' LDFLAGS='$(ASAN_LDFLAGS)' \
+		$(ASAN_BUILD)/agentcage $(ASAN_BUILD)/agentcage-watchdog $(TEST_SRCS:tests/%.c=$(ASAN_BUILD)/tests/%)
+	@tests/sanitize.sh $(ASAN_BUILD)
+
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c) against the library built by
+# clang with coverage and ASan+UBSan in $(BUILD)/fuzz/lib. `make fuzz-run`
+# runs each for FUZZ_SECONDS on its corpus; a crash fails the run and is kept
+# as tests/fuzz/corpus/HARNESS/regression-*.
+FUZZ_CC ?= clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_LIB := $(BUILD)/fuzz/lib/libagentcage.a
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_SECONDS ?= 60
+
+fuzz: $(FUZZ_BINS)
+
+# Only what the harnesses reach (the parsers, the state reader and their
+# helpers), so a file being edited elsewhere cannot break the fuzz build.
+FUZZ_LIB_SRCS := $(SPEC_SRCS) runtime/error.c runtime/utils.c runtime/state.c $(wildcard runtime/cgroup*.c)
+FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.c=$(BUILD)/fuzz/lib/%.o)
+
+$(FUZZ_LIB): $(FUZZ_LIB_SRCS) $(wildcard runtime/*.h spec/*.h tier-annotations/*.h)
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz/lib CC=$(FUZZ_CC) \
+		CFLAGS='-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)' $(FUZZ_LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $(FUZZ_LIB_OBJS)
+
+$(FUZZ_BINS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter \
+		$(shell pkg-config --cflags $(PKGS) 2>/dev/null) -fsanitize=fuzzer $(FUZZ_SAN) \
+		-o $@ $< $(FUZZ_LIB) $(LDLIBS)
+
+fuzz-run: fuzz
+	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
 # The README's first command: build everything, then run a busybox container.
 demo: all
 	@scripts/demo.sh
 
 clean:
-	rm -rf $(BUILD) agentcage
+	rm -rf $(BUILD) $(ASAN_BUILD) agentcage agentcage-watchdog
 
-.PHONY: all deps unit test check clean demo
+.PHONY: all deps unit test check sanitize fuzz fuzz-run clean demo
+
+# the agent policy hooks (hooks/)
+include hooks/Makefile.inc

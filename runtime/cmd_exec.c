@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -25,6 +26,7 @@
 #include "sync.h"
 #include "terminal.h"
 #include "utils.h"
+#include "../tier-annotations/tier.h"
 
 enum { OPT_CONSOLE = 256, OPT_CWD, OPT_PID_FILE, OPT_PRESERVE, OPT_LABEL, OPT_APPARMOR, OPT_NNP, OPT_IGNORE_PAUSED,
        OPT_CGROUP };
@@ -194,11 +196,39 @@ static int build_process(struct oci_spec *config, struct exec_flags *f, int argc
     return 0;
 }
 
+/* At a tier, exec gets the container's cage and nothing more: no
+ * capability beyond the container's own (a --cap or a process.json asking
+ * for more is refused), no_new_privs always. */
+static int tier_check_exec_process(const struct oci_spec *config, struct oci_process *p, int tier,
+                                   ac_error_t *err)
+{
+    const struct oci_process *own = config->process;
+    uint64_t allowed = own && own->has_capabilities ? own->capabilities.bounding : 0;
+    if (p->has_capabilities) {
+        const uint64_t sets[] = {p->capabilities.bounding, p->capabilities.effective, p->capabilities.permitted,
+                                 p->capabilities.inheritable, p->capabilities.ambient};
+        for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+            uint64_t extra = sets[i] & ~allowed;
+            if (extra) {
+                char *name = cap_to_name((cap_value_t)__builtin_ctzll(extra));
+                ac_error(err, 0, "tier %d forbids exec with capability %s: the container does not have it", tier,
+                         name ? name : "?");
+                cap_free(name);
+                return -1;
+            }
+        }
+    }
+    p->no_new_privileges = true;
+    return 0;
+}
+
 struct exec_child {
     const struct oci_process *process;
     const struct oci_seccomp *seccomp;
     int join_fds[NS_COUNT];
     int sync_fd, console_fd, preserve_fds;
+    int tier;                /* the container's tier from its state, TIER_NONE when plain */
+    const char *landlock_rw;
 };
 
 __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c)
@@ -217,6 +247,9 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
     }
     setsid();
     struct process_state ps = {0};
+    /* in the container's mount namespace now: its root is ours */
+    if (c->tier != TIER_NONE && tier_enter_cage(c->tier, c->landlock_rw, &ps, &err) < 0)
+        goto fail;
     if (process_setup(c->process, c->seccomp, c->console_fd, &ps, &err) < 0)
         goto fail;
     if (c->console_fd >= 0)
@@ -244,6 +277,11 @@ COMMAND(exec)
 {
     struct exec_flags f = {0};
     int ret = -1;
+    /* declared before the first goto: the cleanups run on every path */
+    cleanup_state struct container_state *st = NULL;
+    cleanup_spec struct oci_spec *config = NULL;
+    cleanup_spec struct oci_spec *holder = NULL;
+    cleanup_free char *msg = NULL;
     if (parse_exec_flags(argc, argv, &f, err) < 0)
         goto out_flags;
     if (optind >= argc) {
@@ -251,7 +289,6 @@ COMMAND(exec)
         goto out_flags;
     }
     const char *id = argv[optind++];
-    cleanup_state struct container_state *st = NULL;
     if (state_load(g, id, &st, err) < 0)
         goto out_flags;
     enum container_status status = state_status(g, st);
@@ -263,18 +300,21 @@ COMMAND(exec)
         ac_error(err, 0, "cannot exec in a paused container `%s`", id);
         goto out_flags;
     }
-    cleanup_spec struct oci_spec *config = NULL;
-    cleanup_spec struct oci_spec *holder = NULL;
     struct oci_process *process = NULL;
     if (container_load_config(g, id, &config, err) < 0 ||
         build_process(config, &f, argc, argv, &holder, &process, err) < 0)
+        goto out_flags;
+    if (st->tier != TIER_NONE && tier_check_exec_process(config, process, st->tier, err) < 0)
         goto out_flags;
 
     struct exec_child c = {.process = process,
                            .seccomp = config->linux ? config->linux->seccomp : NULL,
                            .sync_fd = -1,
                            .console_fd = -1,
-                           .preserve_fds = f.preserve_fds};
+                           .preserve_fds = f.preserve_fds,
+                           .tier = st->tier,
+                           .landlock_rw = st->tier != TIER_NONE ? spec_annotation(config, "io.agentcage.landlock-rw")
+                                                                : NULL};
     int sync_fds[2] = {-1, -1}, console_pair[2] = {-1, -1};
     int pid_fd = -1, saved_pidns = -1, cgroup_fd = -1;
     pid_t child = -1;
@@ -357,7 +397,6 @@ COMMAND(exec)
         goto out_kill;
     }
     enum sync_type t;
-    cleanup_free char *msg = NULL;
     if (sync_recv(sync_fds[0], &t, &msg, NULL) < 0 || t == SYNC_ERROR) {
         ac_error(err, 0, "exec failed: %s", msg ? msg : "the process died during setup");
         waitpid(child, NULL, 0);

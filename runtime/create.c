@@ -22,6 +22,7 @@
 #include "cgroup.h"
 #include "container.h"
 #include "hooks.h"
+#include "landlock.h"
 #include "linux.h"
 #include "sync.h"
 #include "terminal.h"
@@ -249,6 +250,27 @@ static int supervise_setup(struct create_ctx *c, int sync_fd, const struct oci_s
     }
 }
 
+/* The tier's Landlock paths and timeout, from the annotations the mapping
+ * wrote into the effective config; and the kernel must offer Landlock, as
+ * a tier promises it (refused here, before anything is made). */
+static int tier_enforcement_of(const struct oci_spec *spec, int tier, const char **landlock_rw,
+                               long long *timeout_ms, ac_error_t *err)
+{
+    if (landlock_abi() < 1)
+        return ac_error(err, 0,
+                        "tier %d needs Landlock, which this kernel does not offer (build it with "
+                        "CONFIG_SECURITY_LANDLOCK=y and list `landlock` in the lsm= boot parameter)",
+                        tier);
+    *landlock_rw = spec_annotation(spec, "io.agentcage.landlock-rw");
+    const char *t = spec_annotation(spec, "io.agentcage.timeout-ms");
+    uint64_t ms = 0;
+    if (t && (parse_uint64(t, &ms) < 0 || ms > (uint64_t)LLONG_MAX))
+        return ac_error(err, 0, "tier %d: annotations.io.agentcage.timeout-ms: expected milliseconds, got `%s`",
+                        tier, t);
+    *timeout_ms = (long long)ms;
+    return 0;
+}
+
 int container_create(const struct global_opts *g, const char *id, const struct create_options *o,
                      struct create_result *res, ac_error_t *err)
 {
@@ -297,9 +319,30 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     }
     if (spec->process == NULL)
         return ac_error(err, 0, "config.json: process: required to create a container");
+    /* What a tier enforces beyond config.json is keyed off the tier
+     * tier_map returned, never off annotations alone: on a plain container
+     * a user-written io.agentcage.* annotation does nothing. */
+    const char *landlock_rw = NULL;
+    long long timeout_ms = 0;
+    if (tier != TIER_NONE && tier_enforcement_of(spec, tier, &landlock_rw, &timeout_ms, err) < 0)
+        return -1;
     cleanup_free char *rootfs = NULL;
     if (resolve_rootfs(bundle, spec, &rootfs, err) < 0)
         return -1;
+    /* Relative mount sources are relative to the bundle (as runc reads
+     * them); resolved here, as the child may not be allowed into it. */
+    for (size_t i = 0; i < spec->n_mounts; i++) {
+        struct oci_mount *m = &spec->mounts[i];
+        bool bind = m->type && strcmp(m->type, "bind") == 0;
+        for (size_t k = 0; k < m->n_options; k++)
+            bind |= strcmp(m->options[k], "bind") == 0 || strcmp(m->options[k], "rbind") == 0;
+        if (bind && m->source && m->source[0] != '/' && m->source[0] != '\0') {
+            cleanup_free char *abs = xasprintf("%s/%s", bundle, m->source);
+            struct stat sb;
+            if (stat(abs, &sb) == 0)
+                m->source = spec_strdup(spec, abs);
+        }
+    }
     struct ns_plan plan;
     if (plan_namespaces(spec, &plan, err) < 0) {
         ns_plan_close(&plan);
@@ -420,6 +463,8 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         .no_pivot = o->no_pivot,
         .no_new_keyring = o->no_new_keyring,
         .preserve_fds = o->preserve_fds,
+        .tier = tier,
+        .landlock_rw = landlock_rw,
     };
     memcpy(ic.join_fds, plan.join_fds, sizeof(ic.join_fds));
     c.child = clone_child(plan.clone_flags, plan.new_userns ? -1 : cgroup_fd);
@@ -471,6 +516,8 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     st.systemd_cgroup = g->systemd_cgroup;
     st.shared_pidns = !plan.new_pidns;
     st.annotations = annotations_of(spec);
+    st.tier = tier;
+    st.timeout_ms = timeout_ms;
     {
         cleanup_free char *creating = container_hook_state(&st, STATUS_CREATING);
         cleanup_free char *created = container_hook_state(&st, STATUS_CREATED);

@@ -180,3 +180,18 @@ int hooks_run(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, c
             return -1;
     return 0;
 }
+
+void hooks_run_warn(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, const char *state_json)
+{
+    const char *kind_name = (unsigned) kind < HOOK_KIND_COUNT ? oci_hook_kind_names[kind] : "unknown";
+    for (size_t i = 0; i < n; i++) {
+        ac_error_t err = NULL;
+        if (run_hook(kind_name, i, &hooks[i], state_json, &err) < 0) {
+            char *msg = ac_error_string(err);
+            ac_warn("%s", msg);
+            dprintf(2, "agentcage: warning: %s\n", msg);
+            free(msg);
+            ac_error_free(&err);
+        }
+    }
+}

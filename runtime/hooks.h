@@ -13,4 +13,8 @@
 int hooks_run(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, const char *state_json,
               ac_error_t *err);
 
+/* The same for hooks whose failure only warns (poststart, poststop): every
+ * hook runs, a failing one is logged as a warning. */
+void hooks_run_warn(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, const char *state_json);
+
 #endif

@@ -1,8 +1,11 @@
 /* start and delete: the steps after create. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -14,6 +17,7 @@
 #include "container.h"
 #include "hooks.h"
 #include "utils.h"
+#include "../hooks/audit.h"
 
 int container_load_config(const struct global_opts *g, const char *id, struct oci_spec **spec, ac_error_t *err)
 {
@@ -36,11 +40,135 @@ static void run_hooks_warn(const struct global_opts *g, const struct container_s
     if (spec->hooks.n_hooks[kind] == 0)
         return;
     cleanup_free char *state = container_hook_state(st, status);
-    if (hooks_run(kind, spec->hooks.hooks[kind], spec->hooks.n_hooks[kind], state, &err) < 0) {
-        cleanup_free char *msg = ac_error_string(err);
-        ac_warn("%s", msg);
-        dprintf(2, "agentcage: warning: %s\n", msg);
-        ac_error_free(&err);
+    hooks_run_warn(kind, spec->hooks.hooks[kind], spec->hooks.n_hooks[kind], state);
+}
+
+/* agentcage-watchdog, installed next to the running binary. */
+static char *watchdog_path(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return xstrdup("agentcage-watchdog");
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    return xasprintf("%s/agentcage-watchdog", slash ? exe : ".");
+}
+
+/* The watchdog's process, after the second fork: fd 3 the init's pidfd, fd
+ * 4 the state dir, fd 5 (close-on-exec) the report pipe, stdio on
+ * /dev/null, nothing else; then exec. */
+__attribute__((noreturn)) static void watchdog_exec(const char *path, char *const argv[], int pidfd, int dirfd,
+                                                    int report_fd)
+{
+    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    int p = fcntl(pidfd, F_DUPFD_CLOEXEC, 10), d = fcntl(dirfd, F_DUPFD_CLOEXEC, 10);
+    int r = fcntl(report_fd, F_DUPFD_CLOEXEC, 10);
+    if (devnull < 0 || p < 0 || d < 0 || r < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 ||
+        dup2(devnull, 2) < 0 || dup2(p, 3) < 0 || dup2(d, 4) < 0 || dup3(r, 5, O_CLOEXEC) < 0)
+        _exit(126);
+    syscall(SYS_close_range, 6, ~0U, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (chdir("/") < 0)
+        _exit(126);
+    static char *const empty_env[] = {NULL};
+    execve(path, argv, empty_env);
+    int e = errno;
+    if (write(5, &e, sizeof(e)) < 0)
+        _exit(127);
+    _exit(127);
+}
+
+/* Start the tier's watchdog for st's init, detached (own session, not our
+ * child: a double fork), and record its pid and start time in st. */
+static int watchdog_spawn(const struct global_opts *g, struct container_state *st, ac_error_t *err)
+{
+    cleanup_free char *path = watchdog_path();
+    cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+    if (pidfd < 0 || process_start_time(st->pid) != st->pid_start_time)
+        return ac_error(err, pidfd < 0 ? errno : ESRCH, "tier %d: watchdog: the container's init %d", st->tier,
+                        st->pid);
+    cleanup_free char *dir = state_dir_path(g, st->id);
+    cleanup_close int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0)
+        return ac_error(err, errno, "tier %d: watchdog: open `%s`", st->tier, dir);
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) < 0)
+        return ac_error(err, errno, "tier %d: watchdog: pipe", st->tier);
+    char ms[24];
+    snprintf(ms, sizeof(ms), "%lld", st->timeout_ms);
+    char *const argv[] = {path, ms, st->id, NULL};
+    pid_t mid = fork();
+    if (mid == 0) {
+        setsid();
+        pid_t wd = fork();
+        if (wd == 0)
+            watchdog_exec(path, argv, pidfd, dirfd, report[1]);
+        _exit(write(report[1], &wd, sizeof(wd)) == (ssize_t)sizeof(wd) ? 0 : 1);
+    }
+    close(report[1]);
+    cleanup_close int report_fd = report[0];
+    if (mid < 0)
+        return ac_error(err, errno, "tier %d: watchdog: fork", st->tier);
+    waitpid(mid, NULL, 0);
+    /* the pid from the middle process, then EOF once the watchdog has
+     * exec'd, or its exec errno */
+    pid_t wd = -1;
+    int exec_errno = 0;
+    if (read(report_fd, &wd, sizeof(wd)) != (ssize_t)sizeof(wd) || wd <= 0)
+        return ac_error(err, EAGAIN, "tier %d: watchdog: fork", st->tier);
+    if (read(report_fd, &exec_errno, sizeof(exec_errno)) == (ssize_t)sizeof(exec_errno))
+        return ac_error(err, exec_errno, "tier %d: watchdog: exec `%s`", st->tier, path);
+    st->watchdog_pid = wd;
+    st->watchdog_start = process_start_time(wd); /* 0 if it is gone already: nothing to stop */
+    return 0;
+}
+
+/* Stop a container's watchdog if it still runs (a pidfd makes the kill
+ * race-free against pid reuse) and wait until it is gone, so it cannot
+ * write into a state dir being removed. */
+static void watchdog_stop(const struct container_state *st)
+{
+    if (st->watchdog_pid <= 0 || st->watchdog_start == 0)
+        return;
+    int pidfd = (int)syscall(SYS_pidfd_open, st->watchdog_pid, 0);
+    if (pidfd < 0)
+        return;
+    if (process_start_time(st->watchdog_pid) == st->watchdog_start &&
+        syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) == 0) {
+        struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+        while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
+            ;
+    }
+    close(pidfd);
+}
+
+/* The watchdog killed the container: it left the marker `timeout`
+ * ({"timeoutMs":N,"killedAt":"..."}); record it in the audit log, which
+ * only the audit writer appends to (its lines are hash-chained). */
+static void audit_timeout(const struct global_opts *g, const struct container_state *st)
+{
+    cleanup_free char *path = xasprintf("%s/%s/timeout", g->root, st->id);
+    cleanup_free char *marker = NULL;
+    size_t len = 0;
+    ac_error_t e = NULL;
+    if (read_all_file(path, &marker, &len, &e) < 0) {
+        ac_error_free(&e);
+        return;
+    }
+    while (len && (marker[len - 1] == '\n' || marker[len - 1] == '}'))
+        marker[--len] = '\0';
+    if (marker[0] != '{')
+        return;
+    cleanup_free char *members = xasprintf("\"tier\":%d,%s", st->tier, marker + 1);
+    ac_warn("container `%s` was killed by its tier %d timeout (%lld ms)", st->id, st->tier, st->timeout_ms);
+    if (audit_append(g->tier.audit_log, "timeout", st->id, members, &e) < 0) {
+        ac_warn("audit: %s", e->msg);
+        ac_error_free(&e);
     }
 }
 
@@ -56,6 +184,12 @@ int container_start(const struct global_opts *g, const char *id, ac_error_t *err
     if (status != STATUS_CREATED)
         return ac_error(err, 0, "cannot start container `%s`: it is %s, not created", id,
                         container_status_names[status]);
+    /* A tier's wall-clock limit runs from start: its watchdog first, so no
+     * workload outruns it. */
+    if (st->tier >= 0 && st->timeout_ms > 0) {
+        if (watchdog_spawn(g, st, err) < 0 || state_save(g, st, err) < 0)
+            return -1;
+    }
     cleanup_free char *fifo = xasprintf("%s/%s/exec.fifo", g->root, id);
     /* The child holds the fifo open for reading: a non-blocking open for
      * writing succeeds only while it is alive. */
@@ -153,6 +287,10 @@ int container_delete(const struct global_opts *g, const char *id, bool force, ac
         ac_error_t ignore = NULL;
         if (cgroup_kill_all(st->cgroup_path, SIGKILL, &ignore) < 0)
             ac_error_free(&ignore);
+    }
+    if (st->tier >= 0) {
+        watchdog_stop(st);
+        audit_timeout(g, st);
     }
     run_hooks_warn(g, st, HOOK_POSTSTOP, STATUS_STOPPED);
     if (st->cgroup_path[0] && cgroup_destroy(st->cgroup_path, err) < 0)

@@ -5,10 +5,11 @@
  *   wait for the runtime (ids mapped, cgroup joined) -> join namespaces ->
  *   become root in the user namespace -> cgroup namespace -> session ->
  *   loopback -> mounts -> createRuntime/createContainer hooks -> sysctl ->
- *   pivot_root, masks, read-only paths -> hostname -> terminal -> cwd, rlimits,
- *   scheduling, labels -> executable lookup -> seccomp (early only without
- *   no_new_privs) -> user and capabilities -> no_new_privs -> ready ->
- *   wait for start -> startContainer hooks -> seccomp -> execve. */
+ *   pivot_root, masks, read-only paths -> hostname -> (tier: Landlock) ->
+ *   terminal -> cwd, rlimits, scheduling, labels -> executable lookup ->
+ *   seccomp (early only without no_new_privs) -> user and capabilities ->
+ *   no_new_privs -> ready -> wait for start -> startContainer hooks ->
+ *   seccomp -> (tier: the tier's seccomp filter) -> execve. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -32,11 +33,14 @@
 
 #include "caps.h"
 #include "hooks.h"
+#include "landlock.h"
 #include "linux.h"
 #include "rootfs.h"
 #include "sync.h"
 #include "terminal.h"
+#include "tier_seccomp.h"
 #include "utils.h"
+#include "../tier-annotations/tier.h"
 
 const int ns_join_order[NS_COUNT] = {CLONE_NEWUSER, CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWNET,
                                      CLONE_NEWPID,  CLONE_NEWCGROUP, CLONE_NEWTIME, CLONE_NEWNS};
@@ -261,6 +265,15 @@ int process_setup(const struct oci_process *p, const struct oci_seccomp *seccomp
     return 0;
 }
 
+int tier_enter_cage(int tier, const char *rw_paths, struct process_state *ps, ac_error_t *err)
+{
+    if (landlock_restrict_writes(rw_paths, tier, err) < 0)
+        return -1;
+    ps->tiered = true;
+    ps->tier = tier;
+    return 0;
+}
+
 int process_exec(const struct oci_process *p, struct process_state *ps, ac_error_t *err)
 {
     if (ps->seccomp && !ps->seccomp_loaded) {
@@ -269,6 +282,10 @@ int process_exec(const struct oci_process *p, struct process_state *ps, ac_error
             return ac_error_wrap(err, "linux.seccomp");
         ps->seccomp_loaded = true;
     }
+    /* Last, so that nothing the runtime still does needs a syscall the
+     * tier refuses; stacked on the config's filter. */
+    if (ps->tiered && tier_seccomp_load(ps->tier, err) < 0)
+        return -1;
     static char *const empty_env[] = {NULL};
     execve(ps->exe, p->args, p->env ? p->env : empty_env);
     int e = errno;
@@ -392,12 +409,9 @@ void init_main(const struct init_config *c)
     if (c->new_netns && loopback_up(&err) < 0)
         init_fail(c->sync_fd, &err);
 
-    /* 5. Mounts, devices. Relative bind sources are relative to the bundle. */
-    if (chdir(c->bundle) < 0) {
-        ac_error(&err, errno, "chdir to the bundle `%s`", c->bundle);
-        init_fail(c->sync_fd, &err);
-    }
-    struct rootfs_options ro = {.rootfs = c->rootfs, .no_pivot = c->no_pivot, .in_user_ns = c->new_userns};
+    /* 5. Mounts, devices (relative sources were made absolute by create). */
+    struct rootfs_options ro = {.rootfs = c->rootfs, .no_pivot = c->no_pivot, .in_user_ns = c->new_userns,
+                                .nofollow_bind_sources = c->tier != TIER_NONE};
     if (rootfs_prepare(spec, &ro, &err) < 0)
         init_fail(c->sync_fd, &err);
 
@@ -429,20 +443,26 @@ void init_main(const struct init_config *c)
         syscall(SYS_keyctl, 1, name, 0, 0, 0);
     }
 
-    /* 10. The process: terminal, cwd, rlimits, labels, user, caps, seccomp. */
+    /* 10. A tier's Landlock: from here on, writes only beneath /dev and the
+     * tier's writable paths (the root is the container's now; the caps are
+     * still there but Landlock holds against them). */
     struct process_state ps = {0};
+    if (c->tier != TIER_NONE && tier_enter_cage(c->tier, c->landlock_rw, &ps, &err) < 0)
+        init_fail(c->sync_fd, &err);
+
+    /* 11. The process: terminal, cwd, rlimits, labels, user, caps, seccomp. */
     if (process_setup(p, spec->linux ? spec->linux->seccomp : NULL, c->console_fd, &ps, &err) < 0)
         init_fail(c->sync_fd, &err);
     if (c->console_fd >= 0)
         close(c->console_fd);
 
-    /* 11. Ready: the runtime records us and returns from create. We no
+    /* 12. Ready: the runtime records us and returns from create. We no
      * longer die with it: the engine's shim is our parent from now on. */
     prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
     if (sync_send(c->sync_fd, SYNC_READY, NULL, 0) < 0)
         _exit(1);
 
-    /* 12. Wait for `start`: it writes one byte into the exec fifo. */
+    /* 13. Wait for `start`: it writes one byte into the exec fifo. */
     char b;
     ssize_t r;
     do
@@ -451,7 +471,8 @@ void init_main(const struct init_config *c)
     if (r != 1)
         _exit(1);
 
-    /* 13. startContainer hooks, then seccomp and execve. The sync socket is
+    /* 14. startContainer hooks, then seccomp (the config's, then the
+     * tier's) and execve. The sync socket is
      * close-on-exec: the runtime (when it waits, as `run` does) sees EOF. */
     run_container_hooks(c, HOOK_START_CONTAINER, state_created, &err);
     process_exec(p, &ps, &err);

@@ -30,6 +30,11 @@ struct init_config {
     bool new_userns, new_mntns, new_netns, new_utsns, new_cgroupns;
     bool no_pivot, no_new_keyring;
     int preserve_fds;
+    /* The tier the mapping applied (create.c passes what tier_map returned,
+     * never an annotation a user could write), TIER_NONE (-1) for a plain
+     * container; with a tier: Landlock and the tier's seccomp filter. */
+    int tier;
+    const char *landlock_rw; /* io.agentcage.landlock-rw of the effective config */
 };
 
 /* Runs in the cloned child; never returns. */
@@ -42,10 +47,13 @@ struct process_state {
     char *exe;               /* resolved executable inside the container */
     struct seccomp_prepared *seccomp;
     bool seccomp_loaded;
+    bool tiered;             /* load tier_filters[tier] last, on top of the config's */
+    int tier;
 };
 int process_setup(const struct oci_process *p, const struct oci_seccomp *seccomp, int console_fd,
                   struct process_state *ps, ac_error_t *err);
-/* Load seccomp (if not yet) and execve. Returns only on failure. */
+/* Load seccomp (if not yet), then the tier's filter (when tiered), and
+ * execve. Returns only on failure. */
 int process_exec(const struct oci_process *p, struct process_state *ps, ac_error_t *err);
 /* Find the executable the way execvp would, in PATH from env (or a default
  * PATH). Errors use the words engines map to exit codes 126/127. */
@@ -53,6 +61,10 @@ int find_executable(const char *name, char *const *env, char **out, ac_error_t *
 /* Mark every fd >= 3 + preserve_fds close-on-exec, and clear it on the
  * preserved ones. */
 void prepare_inherited_fds(int preserve_fds);
+/* The tier's cage that a config.json cannot express, for init and exec
+ * alike: Landlock (writes only beneath /dev and rw_paths) and no_new_privs
+ * now; ps is marked so process_exec loads the tier's seccomp filter last. */
+int tier_enter_cage(int tier, const char *rw_paths, struct process_state *ps, ac_error_t *err);
 /* Bring "lo" up in a fresh network namespace. */
 int loopback_up(ac_error_t *err);
 

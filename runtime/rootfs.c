@@ -9,6 +9,7 @@
  * propagation change and mount_setattr. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <selinux/selinux.h>
 #include <signal.h>
@@ -250,13 +251,15 @@ static int open_file_destination(int rootfd, const char *dest, ac_error_t *err)
     return safe_openat(rootfd, dest, O_PATH, 0, err);
 }
 
-/* Clone `source` (recursively when asked), optionally idmap it, and attach
- * it on destfd. Returns an O_PATH fd of the new mount's root. */
-static int bind_onto(const char *source, int destfd, bool recursive, int userns_fd, bool recursive_idmap,
-                     ac_error_t *err)
+/* Clone `source` under srcfd (srcfd itself when source is "";
+ * recursively when asked), optionally idmap it, and attach it on destfd.
+ * Returns an O_PATH fd of the new mount's root. */
+static int bind_onto_at(int srcfd, const char *source, int destfd, bool recursive, int userns_fd,
+                        bool recursive_idmap, ac_error_t *err)
 {
-    cleanup_close int tree = open_tree(AT_FDCWD, source,
-                                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
+    cleanup_close int tree = open_tree(srcfd, source,
+                                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0) |
+                                           (srcfd != AT_FDCWD && !*source ? AT_EMPTY_PATH : 0));
     if (tree < 0)
         return ac_error(err, errno, "open_tree");
     if (userns_fd >= 0) {
@@ -267,6 +270,28 @@ static int bind_onto(const char *source, int destfd, bool recursive, int userns_
     if (move_mount(tree, "", destfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
         return ac_error(err, errno, "move_mount");
     return ac_steal_fd(&tree);
+}
+
+static int bind_onto(const char *source, int destfd, bool recursive, int userns_fd, bool recursive_idmap,
+                     ac_error_t *err)
+{
+    return bind_onto_at(AT_FDCWD, source, destfd, recursive, userns_fd, recursive_idmap, err);
+}
+
+/* A tier's bind source: opened without following a symlink in any
+ * component, so one planted in a shared folder by an earlier container
+ * (project -> ../secret) cannot redirect the mount. Returns an O_PATH fd. */
+static int open_bind_source_nofollow(const struct oci_mount *m, size_t i, ac_error_t *err)
+{
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+    int fd = (int)syscall(SYS_openat2, AT_FDCWD, m->source, &how, sizeof(how));
+    if (fd < 0 && errno == ELOOP)
+        return ac_error(err, 0,
+                        "mounts[%zu].source `%s`: a tiered container's bind source must not go through a "
+                        "symlink (give the real path)", i, m->source);
+    if (fd < 0)
+        return ac_error(err, errno, "mounts[%zu].source `%s`", i, m->source);
+    return fd;
 }
 
 /* Propagation and recursive attributes, common to every kind of mount;
@@ -289,8 +314,14 @@ static int mount_bind(struct rootfs_ctx *ctx, const struct oci_mount *m, size_t 
                       ac_error_t *err)
 {
     struct stat st;
-    if (m->source == NULL || stat(m->source, &st) < 0)
+    cleanup_close int srcfd = -1;
+    if (m->source && ctx->opts->nofollow_bind_sources) {
+        srcfd = open_bind_source_nofollow(m, i, err);
+        if (srcfd < 0 || fstat(srcfd, &st) < 0)
+            return srcfd < 0 ? -1 : ac_error(err, errno, "mounts[%zu].source `%s`", i, m->source);
+    } else if (m->source == NULL || stat(m->source, &st) < 0) {
         return ac_error(err, m->source ? errno : ENOENT, "mounts[%zu].source `%s`", i, m->source ? m->source : "");
+    }
     cleanup_close int destfd = S_ISDIR(st.st_mode) ? safe_mkdir_p_at(ctx->rootfd, m->destination, 0755, err)
                                                    : open_file_destination(ctx->rootfd, m->destination, err);
     if (destfd < 0)
@@ -302,7 +333,10 @@ static int mount_bind(struct rootfs_ctx *ctx, const struct oci_mount *m, size_t 
         if (userns_fd < 0)
             return -1;
     }
-    cleanup_close int mntfd = bind_onto(m->source, destfd, mo->recursive_bind, userns_fd, mo->recursive_idmap, err);
+    cleanup_close int mntfd = srcfd >= 0 ? bind_onto_at(srcfd, "", destfd, mo->recursive_bind, userns_fd,
+                                                         mo->recursive_idmap, err)
+                                          : bind_onto(m->source, destfd, mo->recursive_bind, userns_fd,
+                                                      mo->recursive_idmap, err);
     if (mntfd < 0)
         return ac_error_wrap(err, "mount `%s` to `%s` (mounts[%zu])", m->source, m->destination, i);
 

@@ -14,6 +14,7 @@ struct rootfs_options {
     bool no_pivot;        /* --no-pivot: MS_MOVE + chroot instead of pivot_root */
     bool in_user_ns;      /* a new user namespace: bind devices instead of mknod */
     bool rootless;        /* also: /sys may need a read-only bind instead of sysfs */
+    bool nofollow_bind_sources; /* tiers: refuse a bind source with a symlink in any component */
 };
 
 /* Step 1 (before createContainer hooks): make "/" rslave (or the spec's

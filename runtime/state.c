@@ -131,6 +131,19 @@ int state_save(const struct global_opts *g, const struct container_state *st, ac
     gen_str(gen, "sharedPidns");
     yajl_gen_bool(gen, st->shared_pidns);
     gen_annotations(gen, st->annotations);
+    /* only for tiered containers: a plain one's state stays as it was */
+    if (st->tier >= 0) {
+        gen_str(gen, "tier");
+        yajl_gen_integer(gen, st->tier);
+        gen_str(gen, "timeoutMs");
+        yajl_gen_integer(gen, st->timeout_ms);
+        if (st->watchdog_pid > 0) {
+            gen_str(gen, "watchdogPid");
+            yajl_gen_integer(gen, st->watchdog_pid);
+            gen_str(gen, "watchdogStart");
+            yajl_gen_integer(gen, (long long)st->watchdog_start);
+        }
+    }
     yajl_gen_map_close(gen);
     cleanup_free char *json = gen_finish(gen);
 
@@ -205,6 +218,12 @@ int state_load(const struct global_opts *g, const char *id, struct container_sta
     st->owner = tree_str(root, "owner");
     st->systemd_cgroup = tree_bool(root, "systemdCgroup");
     st->shared_pidns = tree_bool(root, "sharedPidns");
+    const char *tpath[] = {"tier", NULL};
+    yajl_val tier = yajl_tree_get(root, tpath, yajl_t_number);
+    st->tier = tier && YAJL_IS_INTEGER(tier) ? (int)YAJL_GET_INTEGER(tier) : -1;
+    st->timeout_ms = tree_int(root, "timeoutMs");
+    st->watchdog_pid = (pid_t)tree_int(root, "watchdogPid");
+    st->watchdog_start = (unsigned long long)tree_int(root, "watchdogStart");
     const char *apath[] = {"annotations", NULL};
     yajl_val ann = yajl_tree_get(root, apath, yajl_t_object);
     size_t n = ann ? YAJL_GET_OBJECT(ann)->len : 0;

@@ -28,6 +28,10 @@ struct container_state {
     bool systemd_cgroup;
     bool shared_pidns;     /* no new pid namespace: kill must walk the cgroup */
     char **annotations;    /* key, value, key, value..., NULL */
+    int tier;              /* the tier the mapping applied, -1 (TIER_NONE) for a plain container */
+    long long timeout_ms;  /* the tier's wall-clock limit, 0 = none */
+    pid_t watchdog_pid;    /* the tier's watchdog, started by start; 0 = none */
+    unsigned long long watchdog_start; /* its /proc/PID/stat starttime */
 };
 
 #endif
