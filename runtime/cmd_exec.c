@@ -234,6 +234,8 @@ struct exec_child {
 __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c)
 {
     ac_error_t err = NULL;
+    /* non-dumpable before joining the container (see init_main) */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     prepare_inherited_fds(c->preserve_fds);
     enum sync_type t;

@@ -371,7 +371,11 @@ void init_main(const struct init_config *c)
     const struct oci_spec *spec = c->spec;
     const struct oci_process *p = spec->process;
 
-    /* Die with the runtime while it is setting us up. */
+    /* Non-dumpable before any container namespace is entered: until execve
+     * this process is a copy of agentcage, and /proc/<pid>/exe must not be
+     * a handle on the runtime binary for the container. Die with the runtime
+     * while it is setting us up. */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     prepare_inherited_fds(c->preserve_fds);
 
