@@ -1,0 +1,118 @@
+#!/bin/bash
+# Runs the whole test suite: the unit test binaries given as arguments, then
+# every integration test (integration/tests/*.sh, functions named test_*),
+# and prints ONE final line "N passed, M failed"; exits non-zero on any failure.
+#
+# Environment:
+#   RUNTIME       runtime under test (default: <repo>/agentcage); any
+#                 runc-compatible binary works, e.g. RUNTIME=/usr/sbin/runc
+#   TESTS         only run integration tests whose "file:test" matches this ERE
+#   TEST_TIMEOUT  seconds per integration test (default 60)
+#   VERBOSE=1     print each failing test's full log
+#   TIMES=1       print how long each passing test took
+# Tests listed in a file's XFAIL_RUNC variable are known runc bugs: under runc
+# a failure there is reported as "ok ... # expected to fail on runc".
+set -u
+IT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_DIR="$(cd "$IT_DIR/.." && pwd)"
+export IT_DIR REPO_DIR
+export RUNTIME="${RUNTIME:-$REPO_DIR/agentcage}"
+TEST_TIMEOUT="${TEST_TIMEOUT:-60}"
+passed=0
+failed=0
+
+if [ "$(id -u)" != 0 ]; then
+    echo "run-all.sh: must run as root (integration tests create real containers)" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+# ---- unit tests
+for bin in "$@"; do
+    out="$("$bin" 2>&1)"; rc=$?
+    printf '%s\n' "$out" | grep -Ev '^[0-9]+ passed, [0-9]+ failed' 
+    summary="$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)"
+    if [ -n "$summary" ]; then
+        p="$(echo "$summary" | sed -E 's/^([0-9]+) passed.*/\1/')"
+        f="$(echo "$summary" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')"
+        passed=$((passed + p)); failed=$((failed + f))
+        if [ "$rc" != 0 ] && [ "$f" == 0 ]; then
+            echo "FAIL - $(basename "$bin"): exited $rc"; failed=$((failed + 1))
+        fi
+    else
+        echo "FAIL - $(basename "$bin"): exited $rc without a summary line"; failed=$((failed + 1))
+    fi
+done
+
+# ---- integration tests
+source "$IT_DIR/lib.sh"
+if ! ROOTFS="$("$IT_DIR/rootfs.sh")"; then
+    echo "FAIL - integration: cannot build the test rootfs"
+    echo "$passed passed, $((failed + 1)) failed"
+    exit 1
+fi
+export ROOTFS
+
+is_runc_runtime=0
+is_runc && is_runc_runtime=1
+
+if [ ! -x "$RUNTIME" ]; then
+    echo "FAIL - integration: runtime $RUNTIME not found"
+    failed=$((failed + 1))
+else
+    for file in "$IT_DIR"/tests/*.sh; do
+        fname="$(basename "$file" .sh)"
+        meta="$(bash -c 'source "$1" >/dev/null 2>&1; echo "XFAIL ${XFAIL_RUNC:-}"; declare -F | awk "{print \$3}" | grep "^test_"' _ "$file")"
+        xfails=" $(echo "$meta" | sed -n 's/^XFAIL //p') "
+        for fn in $(echo "$meta" | grep '^test_'); do
+            name="$fname:${fn#test_}"
+            if [ -n "${TESTS:-}" ] && ! echo "$name" | grep -Eq -- "$TESTS"; then continue; fi
+            T="$(mktemp -d /tmp/agentcage-it.XXXXXX)"
+            ROOT="$T/root"
+            TEST_ID="it$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+            export T ROOT TEST_ID
+            mkdir -p "$ROOT"
+            t0=$(date +%s%N)
+            timeout -k 5 "$TEST_TIMEOUT" bash -c 'source "$IT_DIR/lib.sh"; source "$1"; "$2"' _ "$file" "$fn" \
+                > "$T/.log" 2>&1 < /dev/null
+            rc=$?
+            took="$(( ($(date +%s%N) - t0) / 1000000 ))ms"
+            reason=""
+            if [ $rc == 124 ] || [ $rc == 137 ]; then
+                reason="timed out after ${TEST_TIMEOUT}s"
+            elif [ $rc != 0 ]; then
+                if [ -s "$T/.fail_reason" ]; then reason="$(head -c 600 "$T/.fail_reason")"
+                else reason="exited $rc: $(tail -3 "$T/.log" | tr '\n' ' ' | head -c 400)"; fi
+            else
+                leaks="$(leak_check)"
+                [ -z "$leaks" ] || reason="leak: $(echo "$leaks" | tr '\n' ';' | head -c 600)"
+            fi
+            if [ -z "$reason" ]; then
+                if [ $is_runc_runtime == 1 ] && [[ "$xfails" == *" $fn "* ]]; then
+                    echo "ok - $name # expected to fail on runc, but passed"
+                elif [ "${TIMES:-0}" == 1 ]; then
+                    echo "ok - $name # $took"
+                else
+                    echo "ok - $name"
+                fi
+                passed=$((passed + 1))
+            elif [ $is_runc_runtime == 1 ] && [[ "$xfails" == *" $fn "* ]]; then
+                echo "ok - $name # expected to fail on runc: $reason"
+                passed=$((passed + 1))
+            else
+                echo "FAIL - $name: $reason"
+                [ "${VERBOSE:-0}" == 1 ] && sed 's/^/    | /' "$T/.log"
+                failed=$((failed + 1))
+            fi
+            cleanup_test
+        done
+    done
+fi
+
+# our own parent cgroups, only when empty
+for d in /sys/fs/cgroup/*/"$CGROUP_PARENT" /sys/fs/cgroup/"$CGROUP_PARENT"; do
+    [ -d "$d" ] && rmdir "$d" 2>/dev/null
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" == 0 ]
