@@ -46,6 +46,8 @@ static const struct command commands[] = {
     {"spec", cmd_spec, "write a default config.json"},
     {"features", cmd_features, "print the runtime-spec features document"},
     {"policy", cmd_policy, "show the effective config and decisions of a tier (policy show)"},
+    {"audit", cmd_audit, "audit verify FILE: check the audit trail's hash chain"},
+    {"approve", cmd_approve, "approve ID [--for 10m]: let a tier-3 container be created"},
     {"checkpoint", cmd_unsupported, "not supported"},
     {"restore", cmd_unsupported, "not supported"},
 };

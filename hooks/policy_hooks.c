@@ -1,0 +1,175 @@
+/* Adding the policy hooks and proxy variables to a config.json tree (see
+ * policy_hooks.h). */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#include "../runtime/utils.h"
+#include "audit.h"
+#include "policy_hooks.h"
+
+/* Our hooks answer within milliseconds; a stuck one must not hang create. */
+#define POLICY_HOOK_TIMEOUT 10
+
+static yajl_val node_new(yajl_type type)
+{
+    yajl_val v = xcalloc(1, sizeof(*v));
+    v->type = type;
+    return v;
+}
+
+static yajl_val node_string(const char *s)
+{
+    yajl_val v = node_new(yajl_t_string);
+    v->u.string = xstrdup(s);
+    return v;
+}
+
+static yajl_val node_int(long long n)
+{
+    yajl_val v = node_new(yajl_t_number);
+    v->u.number.i = n;
+    v->u.number.d = (double)n;
+    v->u.number.r = xasprintf("%lld", n);
+    v->u.number.flags = YAJL_NUMBER_INT_VALID | YAJL_NUMBER_DOUBLE_VALID;
+    return v;
+}
+
+static void array_insert(yajl_val arr, size_t at, yajl_val v)
+{
+    size_t n = arr->u.array.len;
+    arr->u.array.values = xrealloc(arr->u.array.values, (n + 1) * sizeof(yajl_val));
+    memmove(arr->u.array.values + at + 1, arr->u.array.values + at, (n - at) * sizeof(yajl_val));
+    arr->u.array.values[at] = v;
+    arr->u.array.len = n + 1;
+}
+
+static void object_put(yajl_val obj, const char *key, yajl_val v)
+{
+    size_t n = obj->u.object.len;
+    obj->u.object.keys = xrealloc(obj->u.object.keys, (n + 1) * sizeof(char *));
+    obj->u.object.values = xrealloc(obj->u.object.values, (n + 1) * sizeof(yajl_val));
+    obj->u.object.keys[n] = xstrdup(key);
+    obj->u.object.values[n] = v;
+    obj->u.object.len = n + 1;
+}
+
+static yajl_val object_get(yajl_val obj, const char *key)
+{
+    for (size_t i = 0; i < obj->u.object.len; i++)
+        if (strcmp(obj->u.object.keys[i], key) == 0)
+            return obj->u.object.values[i];
+    return NULL;
+}
+
+/* obj[key] as the given container type, created when missing; NULL when it
+ * exists with another type. */
+static yajl_val object_child(yajl_val obj, const char *key, yajl_type type)
+{
+    yajl_val v = object_get(obj, key);
+    if (!v) {
+        v = node_new(type);
+        object_put(obj, key, v);
+    }
+    return v->type == type ? v : NULL;
+}
+
+/* {"path": PATH, "args": [ARGS...], "timeout": N} */
+static yajl_val hook_node(const char *path, const char *const *args)
+{
+    yajl_val hook = node_new(yajl_t_object), argv = node_new(yajl_t_array);
+    object_put(hook, "path", node_string(path));
+    for (size_t i = 0; args[i]; i++)
+        array_insert(argv, argv->u.array.len, node_string(args[i]));
+    object_put(hook, "args", argv);
+    object_put(hook, "timeout", node_int(POLICY_HOOK_TIMEOUT));
+    return hook;
+}
+
+/* Replace NAME=... entries of env by NAME=value. */
+static void env_set(yajl_val env, const char *name, const char *value)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; i < env->u.array.len;) {
+        yajl_val e = env->u.array.values[i];
+        if (YAJL_IS_STRING(e) && strncmp(e->u.string, name, len) == 0 && e->u.string[len] == '=') {
+            yajl_tree_free(e);
+            memmove(env->u.array.values + i, env->u.array.values + i + 1,
+                    (env->u.array.len - i - 1) * sizeof(yajl_val));
+            env->u.array.len--;
+        } else {
+            i++;
+        }
+    }
+    cleanup_free char *entry = xasprintf("%s=%s", name, value);
+    array_insert(env, env->u.array.len, node_string(entry));
+}
+
+char *policy_hooks_default_dir(ac_error_t *err)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n < 0)
+        return ac_error(err, errno, "readlink /proc/self/exe"), NULL;
+    exe[n] = '\0';
+    return xstrdup(dirname(exe));
+}
+
+int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const struct tier_operator *op,
+                     ac_error_t *err)
+{
+    if (tier < 2)
+        return 0;
+    if (!config || !YAJL_IS_OBJECT(config))
+        return ac_error(err, 0, "policy hooks: config.json is not an object");
+    cleanup_free char *own_dir = NULL;
+    if (!hooks_dir) {
+        own_dir = policy_hooks_default_dir(err);
+        if (!own_dir)
+            return -1;
+        hooks_dir = own_dir;
+    }
+    const char *log = op && op->audit_log ? op->audit_log : AUDIT_DEFAULT_LOG;
+    const char *approvals = op && op->approvals_dir ? op->approvals_dir : APPROVALS_DEFAULT_DIR;
+    cleanup_free char *egress = xasprintf("%s/agentcage-egress", hooks_dir);
+    cleanup_free char *approve = xasprintf("%s/agentcage-approve", hooks_dir);
+
+    yajl_val hooks = object_child(config, "hooks", yajl_t_object);
+    if (!hooks)
+        return ac_error(err, 0, "policy hooks: `hooks` is not an object");
+    yajl_val create_runtime = object_child(hooks, "createRuntime", yajl_t_array);
+    yajl_val poststop = object_child(hooks, "poststop", yajl_t_array);
+    if (!create_runtime || !poststop)
+        return ac_error(err, 0, "policy hooks: `hooks.createRuntime` or `hooks.poststop` is not an array");
+    yajl_val process = object_get(config, "process");
+    if (process && !YAJL_IS_OBJECT(process))
+        return ac_error(err, 0, "policy hooks: `process` is not an object");
+    yajl_val env = process ? object_child(process, "env", yajl_t_array) : NULL;
+    if (process && !env)
+        return ac_error(err, 0, "policy hooks: `process.env` is not an array");
+
+    size_t at = 0;
+    if (tier >= 3) {
+        const char *args[] = {approve, "--approvals-dir", approvals, "--audit-log", log, NULL};
+        array_insert(create_runtime, at++, hook_node(approve, args));
+    }
+    const char *start_args[] = {egress, "--audit-log", log, NULL};
+    array_insert(create_runtime, at, hook_node(egress, start_args));
+    const char *stop_args[] = {egress, "--stop", "--audit-log", log, NULL};
+    array_insert(poststop, poststop->u.array.len, hook_node(egress, stop_args));
+
+    if (env) {
+        char proxy[64];
+        snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%d", EGRESS_PROXY_PORT);
+        env_set(env, "HTTP_PROXY", proxy);
+        env_set(env, "HTTPS_PROXY", proxy);
+        env_set(env, "http_proxy", proxy);
+        env_set(env, "https_proxy", proxy);
+        env_set(env, "NO_PROXY", "localhost,127.0.0.1");
+        env_set(env, "no_proxy", "localhost,127.0.0.1");
+    }
+    return 0;
+}

@@ -1,0 +1,33 @@
+/* What tiers 2 and 3 add to a container's config.json, for the tier
+ * mapping to call on the yajl tree it rewrites:
+ *   tier >= 2: createRuntime hook agentcage-egress (the allowlist proxy,
+ *              listening on 127.0.0.1:3128 inside the container's netns),
+ *              poststop hook `agentcage-egress --stop`, and HTTP_PROXY,
+ *              HTTPS_PROXY, http_proxy, https_proxy, NO_PROXY, no_proxy in
+ *              process.env (replacing any the config had);
+ *   tier 3:    before those, createRuntime hook agentcage-approve (the
+ *              approval gate: create fails without a valid grant).
+ * Our hooks go first in createRuntime, so a refused approval starts no
+ * proxy. The hooks read the allowlist (io.agentcage.egress) and limits from
+ * the annotations in the state on their stdin. */
+#ifndef AGENTCAGE_POLICY_HOOKS_H
+#define AGENTCAGE_POLICY_HOOKS_H
+
+#include "../runtime/error.h"
+#include "../tier-annotations/tier.h"
+
+#define EGRESS_PROXY_PORT 3128
+#define APPROVALS_DEFAULT_DIR "/etc/agentcage/approvals"
+
+/* Edit config (a parsed config.json object) in place; new nodes are
+ * malloc'd like yajl_tree's own, so yajl_tree_free frees them. hooks_dir is
+ * where agentcage-egress and agentcage-approve live (NULL: the directory of
+ * the running binary, /proc/self/exe). op may be NULL (defaults). Tiers
+ * below 2 add nothing. */
+int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const struct tier_operator *op,
+                     ac_error_t *err);
+
+/* The directory of the running executable, malloc'd. */
+char *policy_hooks_default_dir(ac_error_t *err);
+
+#endif
