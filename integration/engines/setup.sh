@@ -1,0 +1,177 @@
+#!/bin/bash
+# Prepares the engine tests: installs docker.io, podman (+conmon, Debian's
+# containers-common) and containerd from Debian when missing, builds the
+# busybox image tarball (cached), writes every engine's configuration under
+# $E (default /tmp/agentcage-engines), starts containerd and dockerd by hand
+# with all their state in $E (PIDs in $E/pids/), and loads the image into the
+# three engines.  Undo it all with teardown.sh.
+set -euo pipefail
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/common.sh"
+
+# ---------------------------------------------------------------- packages
+need=()
+command -v dockerd > /dev/null || need+=(docker.io)
+command -v podman > /dev/null || need+=(podman)
+command -v conmon > /dev/null || need+=(conmon)
+[ -e /usr/share/containers/containers.conf ] || need+=(golang-github-containers-common)
+command -v containerd > /dev/null || need+=(containerd)
+command -v containerd-shim-runc-v2 > /dev/null || need+=(containerd)
+[ -x /usr/bin/docker ] || need+=(docker.io)
+command -v script > /dev/null || need+=(bsdutils)
+command -v jq > /dev/null || need+=(jq)
+if [ ${#need[@]} -gt 0 ]; then
+    log "installing ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2
+    # policy-rc.d (if present) keeps the packages from starting services
+    apt-get install -y -qq --no-install-recommends "${need[@]}" crun catatonit >&2
+fi
+
+# ---------------------------------------------------------------- image
+# One uncompressed layer of the integration rootfs (busybox-static + probe),
+# as a docker-archive that docker load, podman load and ctr import all take.
+rootfs="$("$REPO_DIR/integration/rootfs.sh")"
+if [ ! -s "$IMAGE_TAR" ] || [ "$rootfs.stamp" -nt "$IMAGE_TAR" ] || [ "$CACHE/rootfs.stamp" -nt "$IMAGE_TAR" ]; then
+    log "building $IMAGE_TAR"
+    tmp="$CACHE/engines-image.tmp.$$"
+    rm -rf "$tmp"
+    mkdir -p "$tmp/layer"
+    tar --numeric-owner --sort=name --mtime=@0 -C "$rootfs" -cf "$tmp/layer/layer.tar" .
+    diff_id="sha256:$(sha256sum "$tmp/layer/layer.tar" | cut -d' ' -f1)"
+    jq -n -c --arg d "$diff_id" '{
+        architecture: "amd64", os: "linux", created: "1970-01-01T00:00:00Z",
+        config: {Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"], Cmd: ["/bin/sh"], WorkingDir: "/"},
+        rootfs: {type: "layers", diff_ids: [$d]},
+        history: [{created: "1970-01-01T00:00:00Z", created_by: "integration/engines/setup.sh"}]
+    }' > "$tmp/config.json"
+    cfg="$(sha256sum "$tmp/config.json" | cut -d' ' -f1)"
+    mv "$tmp/config.json" "$tmp/$cfg.json"
+    jq -n -c --arg c "$cfg.json" --arg t "$IMAGE" '[{Config: $c, RepoTags: [$t], Layers: ["layer/layer.tar"]}]' > "$tmp/manifest.json"
+    tar --numeric-owner -C "$tmp" -cf "$IMAGE_TAR.tmp" manifest.json "$cfg.json" layer
+    mv "$IMAGE_TAR.tmp" "$IMAGE_TAR"
+    rm -rf "$tmp"
+fi
+
+# ---------------------------------------------------------------- configs
+mkdir -p "$E"/{pids,bin,docker,containerd,podman/{graph,run,tmp,net},ctr-root}
+[ -x "$AGENTCAGE_SRC" ] || { echo "setup.sh: $AGENTCAGE_SRC is not built" >&2; exit 1; }
+# a snapshot of the binary (kept while the daemons run: they know its path)
+# with its helpers (agentcage-watchdog, ...), which it finds next to itself
+for f in "$AGENTCAGE_SRC" "$(dirname "$AGENTCAGE_SRC")"/agentcage-*; do
+    [ -f "$f" ] && [ -x "$f" ] || continue
+    t="$E/bin/$(basename "$f")"
+    [ "$f" == "$AGENTCAGE_SRC" ] && t="$AGENTCAGE"
+    cmp -s "$f" "$t" || { cp "$f" "$t.tmp" && mv "$t.tmp" "$t"; }
+done
+# podman creates /libpod_parent (conmon) in every hierarchy: remove it at teardown only if we made it
+[ -e "$E/libpod-parent-preexisted" ] || { [ -d /sys/fs/cgroup/memory/libpod_parent ] && echo yes || echo no; } > "$E/libpod-parent-preexisted"
+# remember whether containerd's shim socket dir existed (teardown removes it only if we made it)
+[ -e "$E/run-containerd-preexisted" ] || { [ -d /run/containerd ] && echo yes || echo no; } > "$E/run-containerd-preexisted"
+
+# Docker: daemon.json written by the installer under test
+"$REPO_DIR/scripts/install-engine.sh" docker --binary "$AGENTCAGE" --config "$E/docker/daemon.json" 2> /dev/null
+
+# containerd: our own root/state/sockets; the agentcage CRI handler is
+# integration/kubernetes/containerd-agentcage.toml with the binary and Root
+# pointed at this checkout and test directory.
+sed -e "s|/usr/local/bin/agentcage|$AGENTCAGE|" -e "s|/run/agentcage/containerd|$E/cri-agentcage-root|" \
+    "$REPO_DIR/integration/kubernetes/containerd-agentcage.toml" > "$E/containerd/agentcage.toml"
+cat > "$E/containerd/config.toml" << EOF
+version = 2
+root = "$E/containerd/root"
+state = "$E/containerd/state"
+[grpc]
+  address = "$E/containerd/containerd.sock"
+[ttrpc]
+  address = "$E/containerd/containerd.sock.ttrpc"
+[debug]
+  address = ""
+[metrics]
+  address = ""
+[plugins."io.containerd.grpc.v1.cri"]
+  disable_cgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$E/cni/bin"
+    conf_dir = "$E/cni/net.d"
+EOF
+# the snippet's tables go into the same file (an import would replace the CRI table above)
+grep -v '^version' "$E/containerd/agentcage.toml" >> "$E/containerd/config.toml"
+
+# Podman: storage and engine config in the test dir; both runtimes take JSON logs
+cat > "$E/podman/storage.conf" << EOF
+[storage]
+driver = "vfs"
+graphroot = "$E/podman/graph"
+runroot = "$E/podman/run"
+EOF
+cat > "$E/podman/containers.conf" << EOF
+[containers]
+# no CAP_SYS_RESOURCE here: do not try to raise the limits beyond ours
+default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
+netns = "none"
+log_driver = "k8s-file"
+
+[network]
+network_config_dir = "$E/podman/net"
+
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+events_logfile_path = "$E/podman/events.log"
+tmp_dir = "$E/podman/tmp"
+static_dir = "$E/podman/graph/libpod"
+volume_path = "$E/podman/graph/volumes"
+runtime = "runc"
+EOF
+# the [engine.runtimes] and runtime_supports_json come from the installer's drop-in
+"$REPO_DIR/scripts/install-engine.sh" podman --binary "$AGENTCAGE" --config "$E/podman/agentcage.conf" 2> /dev/null
+# one file for CONTAINERS_CONF: splice the drop-in's [engine] keys into ours
+{
+    cat "$E/podman/containers.conf"
+    grep -E '^runtime_supports_json' "$E/podman/agentcage.conf"
+    echo
+    echo "[engine.runtimes]"
+    echo "runc = [\"$RUNC_BIN\"]"
+    sed -n '/^\[engine.runtimes\]/,$p' "$E/podman/agentcage.conf" | tail -n +2
+} > "$E/podman/containers.conf.new"
+mv "$E/podman/containers.conf.new" "$E/podman/containers.conf"
+
+# ---------------------------------------------------------------- daemons
+# alive PIDFILE: true when the recorded process still runs
+alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2> /dev/null; }
+
+if ! alive "$E/pids/containerd.pid"; then
+    log "starting containerd"
+    containerd --config "$E/containerd/config.toml" --log-level warn \
+        < /dev/null > "$E/containerd/containerd.log" 2>&1 &
+    echo $! > "$E/pids/containerd.pid"
+fi
+for ((i = 0; i < 100; i++)); do
+    C version > /dev/null 2>&1 && break
+    sleep 0.1
+done
+C version > /dev/null 2>&1 || { echo "setup.sh: containerd did not come up: $(tail -5 "$E/containerd/containerd.log")" >&2; exit 1; }
+
+if ! alive "$E/pids/dockerd.pid"; then
+    log "starting dockerd"
+    # no iptables/bridge: the host network stays as it is (containers use --network none or host)
+    dockerd --config-file "$E/docker/daemon.json" --data-root "$E/docker/data" --exec-root "$E/docker/exec" \
+        --pidfile "$E/docker/dockerd.pidfile" -H "unix://$E/docker/docker.sock" \
+        --containerd "$E/containerd/containerd.sock" --containerd-namespace moby \
+        --iptables=false --ip-forward=false --ip-masq=false --bridge=none --storage-driver vfs \
+        --cgroup-parent "$CG_DOCKER" --exec-opt native.cgroupdriver=cgroupfs --log-level warn \
+        < /dev/null > "$E/docker/dockerd.log" 2>&1 &
+    echo $! > "$E/pids/dockerd.pid"
+fi
+for ((i = 0; i < 200; i++)); do
+    D version > /dev/null 2>&1 && break
+    sleep 0.1
+done
+D version > /dev/null 2>&1 || { echo "setup.sh: dockerd did not come up: $(tail -5 "$E/docker/dockerd.log")" >&2; exit 1; }
+
+# ---------------------------------------------------------------- image load
+D image inspect "$IMAGE" > /dev/null 2>&1 || D load -q -i "$IMAGE_TAR" > /dev/null
+P image exists "$IMAGE" 2> /dev/null || P load -q -i "$IMAGE_TAR" > /dev/null 2>&1
+C image ls -q | grep -qxF "$CTR_IMAGE" || C image import "$IMAGE_TAR" > /dev/null
+C image ls -q | grep -qxF "$CTR_IMAGE" || { echo "setup.sh: ctr import did not create $CTR_IMAGE" >&2; exit 1; }
+log "engines ready in $E"
