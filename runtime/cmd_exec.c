@@ -248,7 +248,7 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
         }
     }
     setsid();
-    struct process_state ps = {0};
+    struct process_state ps = {.sync_fd = c->sync_fd};
     /* in the container's mount namespace now: its root is ours */
     if (c->tier != TIER_NONE && tier_enter_cage(c->tier, c->landlock_rw, &ps, &err) < 0)
         goto fail;
@@ -399,7 +399,16 @@ COMMAND(exec)
         goto out_kill;
     }
     enum sync_type t;
-    if (sync_recv(sync_fds[0], &t, &msg, NULL) < 0 || t == SYNC_ERROR) {
+    int r = sync_recv(sync_fds[0], &t, &msg, NULL);
+    if (r == 0 && t == SYNC_SECCOMP_FD) {
+        cleanup_free char *state = state_oci_json(st, status, false);
+        if (seccomp_listener_forward(sync_fds[0], c.seccomp, state, err) < 0)
+            goto out_kill;
+        free(msg);
+        msg = NULL;
+        r = sync_recv(sync_fds[0], &t, &msg, NULL);
+    }
+    if (r < 0 || t == SYNC_ERROR) {
         ac_error(err, 0, "exec failed: %s", msg ? msg : "the process died during setup");
         waitpid(child, NULL, 0);
         child = -1;

@@ -231,6 +231,12 @@ static int supervise_setup(struct create_ctx *c, int sync_fd, const struct oci_s
                 return ac_error(err, errno, "container init: write to it");
             break;
         }
+        case SYNC_SECCOMP_FD: {
+            cleanup_free char *state = container_hook_state(st, STATUS_CREATING);
+            if (seccomp_listener_forward(sync_fd, spec->linux->seccomp, state, err) < 0)
+                return -1;
+            break;
+        }
         case SYNC_READY:
             return 0;
         case SYNC_ERROR:

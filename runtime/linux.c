@@ -231,6 +231,43 @@ static int apply_labels(const struct oci_process *p, ac_error_t *err)
     return 0;
 }
 
+static int send_notify_fd(int sync_fd, int notify_fd, ac_error_t *err)
+{
+    enum sync_type t;
+    if (sync_fd < 0)
+        return ac_error(err, 0, "linux.seccomp.listenerPath: no runtime to hand the notify fd to");
+    if (sync_send(sync_fd, SYNC_SECCOMP_FD, NULL, 0) < 0 || send_fd(sync_fd, notify_fd, "s") < 0 ||
+        sync_recv(sync_fd, &t, NULL, NULL) < 0)
+        return ac_error(err, errno, "linux.seccomp.listenerPath: hand the notify fd to the runtime");
+    if (t != SYNC_SECCOMP_DONE)
+        return ac_error(err, 0, "linux.seccomp.listenerPath: the runtime could not reach the listener");
+    return 0;
+}
+
+int seccomp_listener_forward(int sync_fd, const struct oci_seccomp *seccomp, const char *state_json,
+                             ac_error_t *err)
+{
+    cleanup_close int fd = recv_fd(sync_fd);
+    if (fd < 0)
+        return ac_error(err, errno, "linux.seccomp: receive the notify fd");
+    /* runtime-spec's container process state around the state */
+    const char *meta = seccomp && seccomp->listener_metadata ? seccomp->listener_metadata : "";
+    cleanup_free char *meta_json = xstrdup(meta);
+    for (char *c = meta_json; *c; c++)
+        if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
+            *c = '_';
+    const char *pid = strstr(state_json, "\"pid\":");
+    long pidv = pid ? strtol(pid + 6, NULL, 10) : 0;
+    cleanup_free char *msg = xasprintf("{\"ociVersion\":\"1.2.0\",\"fds\":[\"seccompFd\"],\"pid\":%ld,"
+                                       "\"metadata\":\"%s\",\"state\":%s}",
+                                       pidv, meta_json, state_json);
+    if (seccomp_send_listener(seccomp->listener_path, fd, msg, err) < 0) {
+        sync_send(sync_fd, SYNC_ERROR, NULL, 0);
+        return -1;
+    }
+    return sync_send(sync_fd, SYNC_SECCOMP_DONE, NULL, 0) < 0 ? ac_error(err, errno, "sync") : 0;
+}
+
 int process_setup(const struct oci_process *p, const struct oci_seccomp *seccomp, int console_fd,
                   struct process_state *ps, ac_error_t *err)
 {
@@ -249,12 +286,19 @@ int process_setup(const struct oci_process *p, const struct oci_seccomp *seccomp
         if (seccomp_prepare(seccomp, &ps->seccomp, err) < 0)
             return ac_error_wrap(err, "linux.seccomp");
         /* Without no_new_privs the kernel only takes a filter from a task
-         * with CAP_SYS_ADMIN: load it before the capabilities go. */
-        if (!p->no_new_privileges) {
+         * with CAP_SYS_ADMIN: load it before the capabilities go. A filter
+         * with a listener is loaded now too, while the runtime is there to
+         * hand its notify fd to the listener. */
+        bool listener = seccomp->listener_path && *seccomp->listener_path;
+        if (!p->no_new_privileges || listener) {
             int notify = -1;
             if (seccomp_load_prepared(ps->seccomp, &notify, err) < 0)
                 return ac_error_wrap(err, "linux.seccomp");
             ps->seccomp_loaded = true;
+            if (notify >= 0 && listener && send_notify_fd(ps->sync_fd, notify, err) < 0)
+                return -1;
+            if (notify >= 0)
+                close(notify);
         }
     }
     umask(p->user.has_umask ? p->user.umask : 022);
@@ -450,7 +494,7 @@ void init_main(const struct init_config *c)
     /* 10. A tier's Landlock: from here on, writes only beneath /dev and the
      * tier's writable paths (the root is the container's now; the caps are
      * still there but Landlock holds against them). */
-    struct process_state ps = {0};
+    struct process_state ps = {.sync_fd = c->sync_fd};
     if (c->tier != TIER_NONE && tier_enter_cage(c->tier, c->landlock_rw, &ps, &err) < 0)
         init_fail(c->sync_fd, &err);
 

@@ -44,6 +44,7 @@ __attribute__((noreturn)) void init_main(const struct init_config *c);
  * place: terminal, cwd, rlimits, scheduling, labels, user, capabilities,
  * no_new_privs, seccomp. After it, only execve (process_exec) is left. */
 struct process_state {
+    int sync_fd;             /* to the runtime, for the seccomp notify fd; -1 if none */
     char *exe;               /* resolved executable inside the container */
     struct seccomp_prepared *seccomp;
     bool seccomp_loaded;
@@ -55,6 +56,10 @@ int process_setup(const struct oci_process *p, const struct oci_seccomp *seccomp
 /* Load seccomp (if not yet), then the tier's filter (when tiered), and
  * execve. Returns only on failure. */
 int process_exec(const struct oci_process *p, struct process_state *ps, ac_error_t *err);
+/* Runtime side of SYNC_SECCOMP_FD: receive the notify fd and send it with
+ * the container process state to linux.seccomp.listenerPath. */
+int seccomp_listener_forward(int sync_fd, const struct oci_seccomp *seccomp, const char *state_json,
+                             ac_error_t *err);
 /* Find the executable the way execvp would, in PATH from env (or a default
  * PATH). Errors use the words engines map to exit codes 126/127. */
 int find_executable(const char *name, char *const *env, char **out, ac_error_t *err);

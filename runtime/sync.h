@@ -12,6 +12,8 @@ enum sync_type {
     SYNC_HOOKS_DONE = 3, /* runtime -> child */
     SYNC_READY = 4,      /* child -> runtime: set up, waiting for start */
     SYNC_ERROR = 5,      /* either way: payload is the one-line error */
+    SYNC_SECCOMP_FD = 6, /* child -> runtime: a seccomp notify fd follows (SCM_RIGHTS) */
+    SYNC_SECCOMP_DONE = 7, /* runtime -> child: handed to linux.seccomp.listenerPath */
 };
 
 int sync_send(int fd, enum sync_type type, const void *data, size_t len);

@@ -144,3 +144,28 @@ test_non_root_user_ambient_caps() {
     assert_contains "$OUT" "CapEff=0000000020000420"
     assert_contains "$OUT" "CapAmb=0000000020000420"
 }
+
+test_seccomp_notify_listener_gets_fd_and_state() {
+    # A listener on linux.seccomp.listenerPath receives the notify fd
+    # (SCM_RIGHTS) with the container process state; it closes the fd at
+    # once, so the notified mkdir fails with ENOSYS.
+    local sock="$T/listener.sock"
+    python3 - "$sock" "$T/got" <<'PY' &
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.bind(sys.argv[1]); s.listen(1)
+s.settimeout(20)
+c, _ = s.accept()
+msg, fds, _, _ = socket.recv_fds(c, 65536, 4)
+open(sys.argv[2], "w").write(msg.decode() + "\nfds=%d\n" % len(fds))
+for f in fds: os.close(f)
+PY
+    track_pid $!
+    for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+    QUICK_CFG=(".linux.seccomp = {defaultAction: \"SCMP_ACT_ALLOW\", listenerPath: \"$sock\", listenerMetadata: \"m1\",
+        syscalls: [{names: [\"mkdir\", \"mkdirat\"], action: \"SCMP_ACT_NOTIFY\"}]}")
+    quick /bin/probe syscall mkdir /tmp/x
+    assert_eq "$OUT" ENOSYS "notified mkdir once the listener closed the fd"
+    assert_contains "$(cat "$T/got")" '"fds":["seccompFd"]' "container process state"
+    assert_contains "$(cat "$T/got")" '"metadata":"m1"'
+    assert_contains "$(cat "$T/got")" 'fds=1' "one fd attached"
+}
