@@ -268,6 +268,39 @@ int seccomp_listener_forward(int sync_fd, const struct oci_seccomp *seccomp, con
     return sync_send(sync_fd, SYNC_SECCOMP_DONE, NULL, 0) < 0 ? ac_error(err, errno, "sync") : 0;
 }
 
+/* The home directory of uid in the container's /etc/passwd, or "/". */
+static char *home_of(uint32_t uid)
+{
+    cleanup_file FILE *f = fopen("/etc/passwd", "re");
+    char line[1024];
+    while (f && fgets(line, sizeof(line), f)) {
+        char *fields[7] = {0};
+        char *cur = line, *tok;
+        int n = 0;
+        /* strsep keeps empty fields (gecos is often empty) */
+        while (n < 7 && (tok = strsep(&cur, ":\n")) != NULL)
+            fields[n++] = tok;
+        uint64_t v;
+        if (n >= 6 && parse_uint64(fields[2], &v) == 0 && v == uid && fields[5][0])
+            return xstrdup(fields[5]);
+    }
+    return xstrdup("/");
+}
+
+/* runc sets HOME from the container's passwd when the config has none
+ * (Docker's configs leave it to the runtime). */
+static void add_home(const struct oci_process *p, struct process_state *ps)
+{
+    for (size_t i = 0; i < p->n_env; i++)
+        if (strncmp(p->env[i], "HOME=", 5) == 0)
+            return;
+    cleanup_free char *home = home_of(p->user.uid);
+    ps->env = xcalloc(p->n_env + 2, sizeof(char *));
+    for (size_t i = 0; i < p->n_env; i++)
+        ps->env[i] = p->env[i];
+    ps->env[p->n_env] = xasprintf("HOME=%s", home);
+}
+
 int process_setup(const struct oci_process *p, const struct oci_seccomp *seccomp, int console_fd,
                   struct process_state *ps, ac_error_t *err)
 {
@@ -280,6 +313,7 @@ int process_setup(const struct oci_process *p, const struct oci_seccomp *seccomp
         return -1;
     if (p->n_args == 0)
         return ac_error(err, 0, "process.args: must not be empty");
+    add_home(p, ps);
     if (find_executable(p->args[0], p->env, &ps->exe, err) < 0)
         return -1;
     if (seccomp) {
@@ -331,7 +365,7 @@ int process_exec(const struct oci_process *p, struct process_state *ps, ac_error
     if (ps->tiered && tier_seccomp_load(ps->tier, err) < 0)
         return -1;
     static char *const empty_env[] = {NULL};
-    execve(ps->exe, p->args, p->env ? p->env : empty_env);
+    execve(ps->exe, p->args, ps->env ? ps->env : p->env ? p->env : empty_env);
     int e = errno;
     if (e == ENOENT)
         return ac_error(err, 0, "exec: \"%s\": no such file or directory", ps->exe);

@@ -46,6 +46,7 @@ __attribute__((noreturn)) void init_main(const struct init_config *c);
 struct process_state {
     int sync_fd;             /* to the runtime, for the seccomp notify fd; -1 if none */
     char *exe;               /* resolved executable inside the container */
+    char **env;              /* process.env, plus HOME when it was missing */
     struct seccomp_prepared *seccomp;
     bool seccomp_loaded;
     bool tiered;             /* load tier_filters[tier] last, on top of the config's */

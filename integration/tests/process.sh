@@ -94,3 +94,17 @@ test_terminal_false_no_tty() {
     quick /bin/sh -c 'tty; true'
     assert_contains "$OUT" "not a tty"
 }
+
+test_home_from_passwd_when_missing() {
+    # Docker leaves HOME out of config.json; the runtime takes it from the
+    # container's /etc/passwd (as runc does), "/" for an unknown uid.
+    QUICK_CFG=('.process.env = ["PATH=/bin"]' '.process.user.uid = 1000')
+    quick /bin/sh -c 'echo "$HOME"'
+    assert_eq "$OUT" /home/agent "HOME of uid 1000"
+    QUICK_CFG=('.process.env = ["PATH=/bin"]' '.process.user.uid = 4242')
+    quick /bin/sh -c 'echo "$HOME"'
+    assert_eq "$OUT" / "HOME of a uid without a passwd entry"
+    QUICK_CFG=('.process.env = ["PATH=/bin", "HOME=/x"]')
+    quick /bin/sh -c 'echo "$HOME"'
+    assert_eq "$OUT" /x "HOME given in the config is kept"
+}
