@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../hooks/audit.h"
 #include "cgroup.h"
 #include "commands.h"
 #include "linux.h"
@@ -422,6 +423,12 @@ COMMAND(exec)
     }
     if (f.pid_file && write_pid_file(f.pid_file, child, err) < 0)
         goto out_kill;
+    if (st->tier != TIER_NONE) {
+        cleanup_free char *argv_json = audit_json_argv(process->args);
+        cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d,\"argv\":%s,\"user\":\"%u:%u\"", st->tier,
+                                               child, argv_json, process->user.uid, process->user.gid);
+        container_audit(g, "exec", id, members);
+    }
     if (f.detach) {
         ret = 0;
         goto out;

@@ -68,6 +68,10 @@ struct create_result {
 /* Create the container: on success its init process waits for `start`. */
 int container_create(const struct global_opts *g, const char *id, const struct create_options *o,
                      struct create_result *res, ac_error_t *err);
+/* One record in the audit trail (tiered containers only); a failure to
+ * write it is a warning, never the caller's failure. members are JSON
+ * object members (`"a":1,"b":"x"`) or NULL. */
+void container_audit(const struct global_opts *g, const char *event, const char *id, const char *members);
 /* The state JSON a hook of kind gets on stdin. malloc'd. */
 char *container_hook_state(const struct container_state *st, enum container_status status);
 int container_start(const struct global_opts *g, const char *id, ac_error_t *err);

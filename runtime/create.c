@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
+#include "../hooks/audit.h"
 #include "cgroup.h"
 #include "container.h"
 #include "hooks.h"
@@ -307,6 +308,11 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         if (spec_parse_json_tree(config_text, config_len, "config.json", &tree, err) < 0)
             return -1;
         tier = tier_map(tree, &g->tier, &decisions, err);
+        if (tier < TIER_NONE && *err) {
+            cleanup_free char *reason = audit_json_string((*err)->msg);
+            cleanup_free char *members = xasprintf("\"reason\":%s", reason);
+            container_audit(g, "refused", id, members);
+        }
         if (tier < TIER_NONE || spec_parse_tree(tree, "config.json", &spec, err) < 0) {
             yajl_tree_free(tree);
             tier_decisions_free(&decisions);
@@ -545,6 +551,12 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         goto out;
     if (o->pid_file && write_pid_file(o->pid_file, c.child, err) < 0)
         goto out;
+    if (tier != TIER_NONE) {
+        char digest[SHA256_HEX_LEN + 1];
+        sha256_hex(config_text, config_len, digest);
+        cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d,\"policy\":\"sha256:%s\"", tier, c.child, digest);
+        container_audit(g, "container-created", id, members);
+    }
     if (console_pair[0] >= 0) {
         res->console_master = recv_fd(console_pair[0]);
         if (res->console_master < 0) {

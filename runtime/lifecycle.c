@@ -166,7 +166,13 @@ static void audit_timeout(const struct global_opts *g, const struct container_st
         return;
     cleanup_free char *members = xasprintf("\"tier\":%d,%s", st->tier, marker + 1);
     ac_warn("container `%s` was killed by its tier %d timeout (%lld ms)", st->id, st->tier, st->timeout_ms);
-    if (audit_append(g->tier.audit_log, "timeout", st->id, members, &e) < 0) {
+    container_audit(g, "timeout-kill", st->id, members);
+}
+
+void container_audit(const struct global_opts *g, const char *event, const char *id, const char *members)
+{
+    ac_error_t e = NULL;
+    if (audit_append(g->tier.audit_log, event, id, members, &e) < 0) {
         ac_warn("audit: %s", e->msg);
         ac_error_free(&e);
     }
@@ -205,6 +211,10 @@ int container_start(const struct global_opts *g, const char *id, ac_error_t *err
     struct pollfd pfd = {.fd = fd, .events = 0};
     while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
         ;
+    if (st->tier != TIER_NONE) {
+        cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d", st->tier, st->pid);
+        container_audit(g, "container-started", id, members);
+    }
     run_hooks_warn(g, st, HOOK_POSTSTART, STATUS_RUNNING);
     return 0;
 }
@@ -291,6 +301,13 @@ int container_delete(const struct global_opts *g, const char *id, bool force, ac
     if (st->tier >= 0) {
         watchdog_stop(st);
         audit_timeout(g, st);
+    }
+    if (st->tier != TIER_NONE) {
+        /* The exit status belongs to the process's parent (the engine's
+         * shim); what the runtime knows is whether it had to kill. */
+        cleanup_free char *members = xasprintf("\"tier\":%d,\"killedByDelete\":%s", st->tier,
+                                               status != STATUS_STOPPED ? "true" : "false");
+        container_audit(g, "container-exited", id, members);
     }
     run_hooks_warn(g, st, HOOK_POSTSTOP, STATUS_STOPPED);
     if (st->cgroup_path[0] && cgroup_destroy(st->cgroup_path, err) < 0)

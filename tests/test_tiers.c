@@ -198,6 +198,7 @@ static void run_case(const char *dir)
     bool update = getenv("UPDATE_GOLDEN") && strcmp(getenv("UPDATE_GOLDEN"), "1") == 0;
     struct tier_operator op;
     tier_operator_init(&op);
+    op.hooks_dir = "/usr/lib/agentcage"; /* a fixed path, so the goldens hold on any clone */
     cleanup_free char *flags = read_opt(dir, "flags");
     if (flags && !each_setting(flags, set_flag, &op))
         return;

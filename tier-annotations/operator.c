@@ -75,14 +75,17 @@ int tier_operator_set(struct tier_operator *op, const char *name, const char *va
         if (parse_positive(tier_parse_duration, value, &n) < 0)
             return ac_error(err, 0, "--max-timeout: expected a duration like 30s, 5m or 1h, got `%s`", value);
         op->max_timeout_ms = n;
-    } else if (strcmp(name, "audit-log") == 0 || strcmp(name, "approvals-dir") == 0) {
+    } else if (strcmp(name, "audit-log") == 0 || strcmp(name, "approvals-dir") == 0 ||
+               strcmp(name, "hooks-dir") == 0) {
         if (value[0] != '/')
             return ac_error(err, 0, "--%s: expected an absolute path, got `%s`", name, value);
         /* flags point into argv; file values are kept for the process's life */
-        if (name[0] == 'a' && name[1] == 'u')
+        if (strcmp(name, "audit-log") == 0)
             op->audit_log = value;
-        else
+        else if (strcmp(name, "approvals-dir") == 0)
             op->approvals_dir = value;
+        else
+            op->hooks_dir = value;
     } else {
         return 0;
     }

@@ -38,12 +38,13 @@ struct tier_operator {
     int64_t max_workspace;     /* bytes */
     const char *audit_log;     /* default /var/log/agentcage/audit.jsonl */
     const char *approvals_dir; /* default /etc/agentcage/approvals */
+    const char *hooks_dir;     /* where agentcage-egress/-approve live; NULL: next to the runtime binary */
 };
 
 void tier_operator_init(struct tier_operator *op);
 /* A global flag of the runtime (name without "--": "default-tier",
  * "allowed-tiers", "max-memory", "max-cpus", "max-pids", "max-timeout",
- * "max-workspace", "audit-log", "approvals-dir"). Returns 1 when name is a
+ * "max-workspace", "audit-log", "approvals-dir", "hooks-dir"). Returns 1 when name is a
  * tier flag and was applied, 0 when it is not a tier flag, -1 on a bad
  * value (err names the flag). */
 int tier_operator_set(struct tier_operator *op, const char *name, const char *value, ac_error_t *err);

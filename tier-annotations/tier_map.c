@@ -9,6 +9,7 @@
 
 #include "../runtime/utils.h"
 #include "tier_internal.h"
+#include "../hooks/policy_hooks.h"
 
 void tier_decisions_free(struct tier_decisions *d)
 {
@@ -96,20 +97,23 @@ static int choose_tier(yajl_val config, const struct tier_operator *op, bool *fr
  * and exec audit (tier 3) are OCI hooks of their own issue; until they are
  * wired here the container keeps the empty network namespace, which is the
  * safe side of both. */
-static void map_network_and_hooks(struct tier_ctx *c)
+static int map_network_and_hooks(struct tier_ctx *c, int tier, ac_error_t *err)
 {
     if (strcmp(c->def->network, "egress-proxy") == 0) {
         const char *egress = tj_get_str(tj_get(c->config, "annotations"), "io.agentcage.egress");
-        /* TODO(egress hook issue): add the egress proxy hook for these hosts */
-        tier_decide(c, "network: egress to [%s] through the egress proxy is not wired yet: loopback only",
-                    egress ? egress : "no io.agentcage.egress hosts");
+        tier_decide(c, "network: loopback only; egress to [%s] through the agentcage-egress proxy on 127.0.0.1:%d "
+                       "(HTTP_PROXY/HTTPS_PROXY set), names resolved by the proxy, no DNS inside",
+                    egress ? egress : "nothing: no io.agentcage.egress hosts", EGRESS_PROXY_PORT);
     } else {
         tier_decide(c, "network: none (a new network namespace with loopback only)");
     }
-    if (c->def->approval || c->def->audit)
-        /* TODO(approval/audit hook issue): add the approval gate and exec audit hooks */
-        tier_decide(c, "hooks: approval gate (%s) and exec audit (%s) are not wired yet", c->op->approvals_dir,
-                    c->op->audit_log);
+    if (c->def->approval)
+        tier_decide(c, "hooks: approval gate: create needs a grant in %s (agentcage approve ID)", c->op->approvals_dir);
+    if (c->def->audit)
+        tier_decide(c, "audit: every exec is recorded in %s", c->op->audit_log);
+    if (tier >= 2 && policy_hooks_add(c->config, tier, c->op->hooks_dir, c->op, err) < 0)
+        return -1;
+    return 0;
 }
 
 static void map_root_and_seccomp(struct tier_ctx *c)
@@ -170,7 +174,10 @@ int tier_map(yajl_val config, const struct tier_operator *op, struct tier_decisi
         tier_map_mounts(&c, err) < 0 || tier_map_devices(&c, err) < 0 || tier_map_resources(&c, err) < 0)
         goto out;
     map_root_and_seccomp(&c);
-    map_network_and_hooks(&c);
+    if (map_network_and_hooks(&c, tier, err) < 0) {
+        ret = -2;
+        goto out;
+    }
     write_annotations(&c);
     ret = tier;
 out:
