@@ -9,6 +9,9 @@
 #   TESTS         only run integration tests whose "file:test" matches this ERE
 #   TEST_TIMEOUT  seconds per integration test (default 60)
 #   VERBOSE=1     print each failing test's full log
+#   SUITES        the other suites run after the integration tests (default:
+#                 "engines vm fuzz sanitize bench"; "" for none). Skipped when
+#                 TESTS is set.
 #   TIMES=1       print how long each passing test took
 # Tests listed in a file's XFAIL_RUNC variable are known runc bugs: under runc
 # a failure there is reported as "ok ... # expected to fail on runc".
@@ -113,6 +116,44 @@ fi
 for d in /sys/fs/cgroup/*/"$CGROUP_PARENT" /sys/fs/cgroup/"$CGROUP_PARENT"; do
     [ -d "$d" ] && rmdir "$d" 2>/dev/null
 done
+
+# ---- the other suites: engines, the QEMU host matrix, fuzzing, sanitizers,
+# the benchmark's smoke run. Each prints ok/FAIL lines and its own
+# "N passed, M failed" line, which is added to ours. SUITES="" skips them;
+# SUITES="engines vm" picks some.
+declare -A suite_cmd=(
+    [engines]="$IT_DIR/engines/run.sh"
+    [vm]="$IT_DIR/vm/ci.sh"
+    [fuzz]="$REPO_DIR/tests/fuzz/run-ci.sh"
+    [sanitize]="$REPO_DIR/tests/sanitize-ci.sh"
+    [bench]="$IT_DIR/bench/run.sh --quick --check"
+)
+if [ -z "${TESTS:-}" ]; then
+    for suite in ${SUITES-engines vm fuzz sanitize bench}; do
+        cmd="${suite_cmd[$suite]:-}"
+        if [ -z "$cmd" ] || [ ! -x "${cmd%% *}" ]; then
+            echo "FAIL - suite $suite: no runner ${cmd%% *}"; failed=$((failed + 1)); continue
+        fi
+        echo "# suite $suite: $cmd"
+        start=$SECONDS
+        out="$($cmd < /dev/null 2>&1)"; rc=$?
+        printf '%s\n' "$out" | grep -E '^(ok|FAIL|skip) ' | sed "s/^\(ok\|FAIL\|skip\) - /\1 - $suite:/"
+        summary="$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)"
+        if [ -n "$summary" ]; then
+            p="$(echo "$summary" | sed -E 's/^([0-9]+) passed.*/\1/')"
+            f="$(echo "$summary" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')"
+            passed=$((passed + p)); failed=$((failed + f))
+            if [ "$rc" != 0 ] && [ "$f" == 0 ]; then
+                echo "FAIL - suite $suite: exited $rc"; failed=$((failed + 1))
+                printf '%s\n' "$out" | tail -5 | sed 's/^/    | /'
+            fi
+        else
+            echo "FAIL - suite $suite: exited $rc without a summary line"; failed=$((failed + 1))
+            printf '%s\n' "$out" | tail -15 | sed 's/^/    | /'
+        fi
+        echo "# suite $suite: $((SECONDS - start)) s"
+    done
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" == 0 ]
