@@ -29,9 +29,9 @@ COMMAND(kill)
     if (optind + 2 < argc)
         return ac_error(err, 0, "kill: unexpected argument `%s`", argv[optind + 2]);
     cleanup_state struct container_state *st = NULL;
-    if (state_load(g, id, &st, err) < 0)
+    enum container_status status;
+    if (state_open(g, id, NULL, &st, &status, err) < 0)
         return -1;
-    enum container_status status = state_status(g, st);
     if (status == STATUS_STOPPED)
         return ac_error(err, 0, "container not running: `%s` is stopped", id);
     if (all && st->cgroup_path[0])

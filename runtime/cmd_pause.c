@@ -14,12 +14,10 @@ static int set_frozen(struct global_opts *g, int argc, char **argv, bool frozen,
     if (cli_one_id(argc, argv, frozen ? "pause ID" : "resume ID", &id, err) < 0)
         return -1;
     cleanup_close int lock = -1;
-    if (state_lock(g, id, &lock, err) < 0)
-        return -1;
     cleanup_state struct container_state *st = NULL;
-    if (state_load(g, id, &st, err) < 0)
+    enum container_status s;
+    if (state_open(g, id, &lock, &st, &s, err) < 0)
         return -1;
-    enum container_status s = state_status(g, st);
     if (frozen && s != STATUS_RUNNING && s != STATUS_CREATED)
         return ac_error(err, 0, "cannot pause container `%s`: it is %s", id, container_status_names[s]);
     if (!frozen && s != STATUS_PAUSED)

@@ -16,9 +16,10 @@ COMMAND(state)
     if (cli_one_id(argc, argv, "state ID", &id, err) < 0)
         return -1;
     cleanup_state struct container_state *st = NULL;
-    if (state_load(g, id, &st, err) < 0)
+    enum container_status status;
+    if (state_open(g, id, NULL, &st, &status, err) < 0)
         return -1;
-    cleanup_free char *json = state_oci_json(st, state_status(g, st), true);
+    cleanup_free char *json = state_oci_json(st, status, true);
     printf("%s\n", json);
     return 0;
 }

@@ -116,12 +116,11 @@ COMMAND(update)
         r = from_file->linux->resources;
     }
     cleanup_close int lock = -1;
-    if (state_lock(g, id, &lock, err) < 0)
-        return -1;
     cleanup_state struct container_state *st = NULL;
-    if (state_load(g, id, &st, err) < 0)
+    enum container_status status;
+    if (state_open(g, id, &lock, &st, &status, err) < 0)
         return -1;
-    if (state_status(g, st) == STATUS_STOPPED)
+    if (status == STATUS_STOPPED)
         return ac_error(err, 0, "cannot update container `%s`: it is stopped", id);
     if (!st->cgroup_path[0])
         return ac_error(err, 0, "cannot update container `%s`: it has no cgroup", id);

@@ -28,6 +28,10 @@ char *state_dir_path(const struct global_opts *g, const char *id);
 /* Open ROOT/ID and take its lock (flock LOCK_EX) for the life of *lockfd.
  * A missing container is "container `ID` does not exist". */
 int state_lock(const struct global_opts *g, const char *id, int *lockfd, ac_error_t *err);
+/* What most verbs start with: take the lock (when lockfd is not NULL), read
+ * the state and work out the live status. */
+int state_open(const struct global_opts *g, const char *id, int *lockfd, struct container_state **st,
+               enum container_status *status, ac_error_t *err);
 /* Read ROOT/ID/state.json. */
 int state_load(const struct global_opts *g, const char *id, struct container_state **out, ac_error_t *err);
 /* Atomically (tmp + rename) write ROOT/ID/state.json. */

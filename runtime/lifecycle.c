@@ -181,12 +181,10 @@ void container_audit(const struct global_opts *g, const char *event, const char 
 int container_start(const struct global_opts *g, const char *id, ac_error_t *err)
 {
     cleanup_close int lock = -1;
-    if (state_lock(g, id, &lock, err) < 0)
-        return -1;
     cleanup_state struct container_state *st = NULL;
-    if (state_load(g, id, &st, err) < 0)
+    enum container_status status;
+    if (state_open(g, id, &lock, &st, &status, err) < 0)
         return -1;
-    enum container_status status = state_status(g, st);
     if (status != STATUS_CREATED)
         return ac_error(err, 0, "cannot start container `%s`: it is %s, not created", id,
                         container_status_names[status]);

@@ -60,6 +60,17 @@ int state_lock(const struct global_opts *g, const char *id, int *lockfd, ac_erro
     return 0;
 }
 
+int state_open(const struct global_opts *g, const char *id, int *lockfd, struct container_state **st,
+               enum container_status *status, ac_error_t *err)
+{
+    if (lockfd && state_lock(g, id, lockfd, err) < 0)
+        return -1;
+    if (state_load(g, id, st, err) < 0)
+        return -1;
+    *status = state_status(g, *st);
+    return 0;
+}
+
 void state_free(struct container_state *st)
 {
     if (st == NULL)
