@@ -62,6 +62,9 @@ static const char *errno_name(int e)
     case EFAULT: return "EFAULT";
     case E2BIG: return "E2BIG";
     case EDQUOT: return "EDQUOT";
+    case ENOKEY: return "ENOKEY";
+    case ESTALE: return "ESTALE";
+    case ENOEXEC: return "ENOEXEC";
     default: {
         static char buf[32];
         snprintf(buf, sizeof buf, "E%d", e);
@@ -152,6 +155,60 @@ static int do_syscall(int argc, char **argv)
         return report(chown(a1 ? a1 : "/tmp", 1234, 1234));
     if (!strcmp(n, "kill1"))
         return report(kill(1, 0));
+    /* The calls below take harmless arguments: with the needed capability
+     * they reach the kernel and fail with an argument error (or create
+     * nothing lasting), so a tier's EPERM is told apart from the kernel's. */
+    if (!strcmp(n, "pivot_root"))
+        return report(syscall(SYS_pivot_root, "/nonexistent-probe", "/nonexistent-probe"));
+    if (!strcmp(n, "kexec_load"))
+        /* more segments than KEXEC_SEGMENT_MAX: EINVAL once permitted */
+        return report(syscall(SYS_kexec_load, 0UL, 100000UL, NULL, 0UL));
+    if (!strcmp(n, "reboot"))
+        /* a wrong magic: EINVAL once CAP_SYS_BOOT passes */
+        return report(syscall(SYS_reboot, 0x12345678, 0x12345678, 0, NULL));
+    if (!strcmp(n, "init_module"))
+        /* an empty image: never loads anything */
+        return report(syscall(SYS_init_module, NULL, 0UL, ""));
+    if (!strcmp(n, "finit_module"))
+        return report(syscall(SYS_finit_module, -1, "", 0));
+    if (!strcmp(n, "userfaultfd")) {
+        long fd = syscall(SYS_userfaultfd, 1 /* UFFD_USER_MODE_ONLY */ | O_CLOEXEC);
+        report(fd);
+        if (fd >= 0)
+            close((int)fd);
+        return 0;
+    }
+    if (!strcmp(n, "add_key"))
+        return report(syscall(SYS_add_key, "user", "probe", "x", 1UL, -2 /* process keyring */));
+    if (!strcmp(n, "request_key"))
+        return report(syscall(SYS_request_key, "user", "probe-absent", NULL, 0));
+    if (!strcmp(n, "setns")) {
+        int fd = open(a1 ? a1 : "/proc/self/ns/uts", O_RDONLY);
+        if (fd < 0)
+            return report(-1);
+        long rc = setns(fd, 0);
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return report(rc);
+    }
+    if (!strcmp(n, "open_by_handle_at")) {
+        struct { unsigned int bytes; int type; unsigned char h[8]; } fh = {.bytes = 8, .type = 1};
+        long fd = syscall(SYS_open_by_handle_at, AT_FDCWD, &fh, O_RDONLY);
+        report(fd);
+        if (fd >= 0)
+            close((int)fd);
+        return 0;
+    }
+    if (!strcmp(n, "clone-newns")) {
+        /* clone(2) itself (not unshare) with CLONE_NEWNS */
+        long pid = syscall(SYS_clone, CLONE_NEWNS | SIGCHLD, NULL, NULL, NULL, 0);
+        if (pid == 0)
+            _exit(0);
+        if (pid > 0)
+            waitpid((pid_t)pid, NULL, 0);
+        return report(pid);
+    }
     fprintf(stderr, "probe: unknown syscall %s\n", n);
     return 2;
 }
@@ -416,7 +473,7 @@ static int usage(void)
     fprintf(stderr,
             "usage: probe syscall NAME [args] | caps | seccomp | connect HOST PORT | udp HOST PORT |\n"
             "       socket FAMILY TYPE [PROTO] | write PATH | read PATH | mknod PATH [MAJ MIN] | fds |\n"
-            "       hog-mem MB | fork-bomb N | sleep SECS | exit N | env | ids | rlimit NAME | pid\n");
+            "       hog-mem MB | fork-bomb N | sleep SECS | spin SECS | exit N | env | ids | rlimit NAME | pid\n");
     return 2;
 }
 
@@ -465,6 +522,20 @@ int main(int argc, char **argv)
         return do_ids();
     if (!strcmp(cmd, "rlimit") && nargs >= 1)
         return do_rlimit(args[0]);
+    if (!strcmp(cmd, "spin") && nargs >= 1) {
+        /* busy loop for SECS of wall-clock time: a CPU hog */
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double secs = atof(args[0]);
+        volatile unsigned long x = 0;
+        do {
+            for (int i = 0; i < 100000; i++)
+                x++;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        } while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+        printf("ok\n");
+        return 0;
+    }
     if (!strcmp(cmd, "pid")) {
         printf("%d\n", getpid());
         return 0;
