@@ -89,6 +89,24 @@ static yajl_val hook_node(const char *path, const char *const *args)
     return hook;
 }
 
+/* Drop the hooks of list that run path: ours are put back in their place,
+ * so adding them twice (mapping an effective config again) changes nothing. */
+static void remove_hooks_running(yajl_val list, const char *path)
+{
+    for (size_t i = 0; i < list->u.array.len;) {
+        yajl_val h = list->u.array.values[i];
+        yajl_val p = YAJL_IS_OBJECT(h) ? object_get(h, "path") : NULL;
+        if (p && YAJL_IS_STRING(p) && strcmp(p->u.string, path) == 0) {
+            yajl_tree_free(h);
+            memmove(list->u.array.values + i, list->u.array.values + i + 1,
+                    (list->u.array.len - i - 1) * sizeof(yajl_val));
+            list->u.array.len--;
+        } else {
+            i++;
+        }
+    }
+}
+
 /* Replace NAME=... entries of env by NAME=value. */
 static void env_set(yajl_val env, const char *name, const char *value)
 {
@@ -151,6 +169,9 @@ int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const str
     if (process && !env)
         return ac_error(err, 0, "policy hooks: `process.env` is not an array");
 
+    remove_hooks_running(create_runtime, approve);
+    remove_hooks_running(create_runtime, egress);
+    remove_hooks_running(poststop, egress);
     size_t at = 0;
     if (tier >= 3) {
         const char *args[] = {approve, "--approvals-dir", approvals, "--audit-log", log, NULL};

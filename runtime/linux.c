@@ -148,8 +148,17 @@ static int apply_rlimits(const struct oci_process *p, ac_error_t *err)
 {
     for (size_t i = 0; i < p->n_rlimits; i++) {
         struct rlimit rl = {.rlim_cur = p->rlimits[i].soft, .rlim_max = p->rlimits[i].hard};
-        if (setrlimit(p->rlimits[i].resource, &rl) < 0)
-            return ac_error(err, errno, "process.rlimits[%zu]: setrlimit %s", i, p->rlimits[i].type);
+        if (setrlimit(p->rlimits[i].resource, &rl) < 0) {
+            int e = errno;
+            struct rlimit cur;
+            /* raising a hard limit takes CAP_SYS_RESOURCE of the host: rootless, never */
+            if (e == EPERM && getrlimit(p->rlimits[i].resource, &cur) == 0 && rl.rlim_max > cur.rlim_max)
+                return ac_error(err, e, "process.rlimits[%zu]: %s hard limit %llu is above this user's %llu, "
+                                        "which only host root can raise",
+                                i, p->rlimits[i].type, (unsigned long long)rl.rlim_max,
+                                (unsigned long long)cur.rlim_max);
+            return ac_error(err, e, "process.rlimits[%zu]: setrlimit %s", i, p->rlimits[i].type);
+        }
     }
     return 0;
 }
@@ -374,7 +383,10 @@ int process_exec(const struct oci_process *p, struct process_state *ps, ac_error
     return ac_error(err, e, "exec: \"%s\"", ps->exe);
 }
 
-static int set_sysctls(const struct oci_spec *spec, ac_error_t *err)
+/* Rootless, a sysctl that is not namespaced (or whose namespace is not
+ * ours) is refused by the kernel; config.json asked for it explicitly, so
+ * the container is refused too, saying why. */
+static int set_sysctls(const struct oci_spec *spec, bool rootless, ac_error_t *err)
 {
     if (spec->linux == NULL)
         return 0;
@@ -386,8 +398,14 @@ static int set_sysctls(const struct oci_spec *spec, ac_error_t *err)
                 *c = '/';
         if (strstr(kv->key, "..") || strchr(kv->key, '/'))
             return ac_error(err, 0, "linux.sysctl: invalid name `%s`", kv->key);
-        if (write_file(path, kv->value, strlen(kv->value), err) < 0)
+        if (write_file(path, kv->value, strlen(kv->value), err) < 0) {
+            int e = (*err)->errno_value;
+            if (rootless && (e == EACCES || e == EPERM || e == EROFS || e == ENOENT))
+                return ac_error_wrap(err, "linux.sysctl `%s`: not settable rootless (it is not namespaced to the "
+                                          "container's namespaces, or they are not the runtime's own)",
+                                     kv->key);
             return ac_error_wrap(err, "linux.sysctl `%s`", kv->key);
+        }
     }
     return 0;
 }
@@ -453,7 +471,12 @@ void init_main(const struct init_config *c)
      * this process is a copy of agentcage, and /proc/<pid>/exe must not be
      * a handle on the runtime binary for the container. Die with the runtime
      * while it is setting us up. */
-    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    /* Rootless, the runtime (or newuidmap, which checks the owner of
+     * /proc/<pid>) must still open our /proc files to map our ids, which a
+     * non-dumpable process denies it: until GO we are alone in namespaces
+     * that hold nothing of a container yet. */
+    if (!c->rootless)
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     prepare_inherited_fds(c->preserve_fds);
 
@@ -463,6 +486,8 @@ void init_main(const struct init_config *c)
     size_t states_len = 0;
     if (sync_recv(c->sync_fd, &t, &states, &states_len) < 0 || t != SYNC_GO)
         _exit(1);
+    if (c->rootless)
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     /* states = "creating" state JSON, NUL, "created" state JSON */
     const char *state_creating = states;
     const char *state_created = states + strlen(states) + 1;
@@ -492,8 +517,12 @@ void init_main(const struct init_config *c)
         init_fail(c->sync_fd, &err);
 
     /* 5. Mounts, devices (relative sources were made absolute by create). */
-    struct rootfs_options ro = {.rootfs = c->rootfs, .no_pivot = c->no_pivot, .in_user_ns = c->new_userns,
-                                .nofollow_bind_sources = c->tier != TIER_NONE};
+    struct rootfs_options ro = {.rootfs = c->rootfs, .no_pivot = c->no_pivot,
+                                .in_user_ns = c->new_userns || c->rootless, .rootless = c->rootless,
+                                .nofollow_bind_sources = c->tier != TIER_NONE,
+                                .protect_roots = c->tier != TIER_NONE
+                                                     ? spec_annotation(spec, "io.agentcage.protect-roots")
+                                                     : NULL};
     if (rootfs_prepare(spec, &ro, &err) < 0)
         init_fail(c->sync_fd, &err);
 
@@ -509,7 +538,7 @@ void init_main(const struct init_config *c)
 
     /* 7. Kernel parameters, through /proc before it turns read-only (the
      * namespaced ones follow the writer's namespaces, which are ours). */
-    if (set_sysctls(spec, &err) < 0)
+    if (set_sysctls(spec, c->rootless, &err) < 0)
         init_fail(c->sync_fd, &err);
 
     /* 8. pivot_root, masked and read-only paths, read-only root. */

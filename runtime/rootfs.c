@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "mount_options.h"
+#include "protect.h"
 #include "rootfs.h"
 #include "utils.h"
 
@@ -881,6 +882,9 @@ int rootfs_finalize(const struct oci_spec *spec, const struct rootfs_options *op
         return ac_error(err, errno, "open `/`");
     const struct oci_linux *lx = spec->linux;
     const char *label = selinux_mount_label(spec);
+    /* before the masks and read-only paths, which then sit on top */
+    if (opts->protect_roots && protect_writable_roots(opts->protect_roots, err) < 0)
+        return -1;
     for (size_t i = 0; lx && i < lx->n_readonly_paths; i++)
         if (readonly_path(rootfd, lx->readonly_paths[i], err) < 0)
             return -1;

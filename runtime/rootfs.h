@@ -15,6 +15,7 @@ struct rootfs_options {
     bool in_user_ns;      /* a new user namespace: bind devices instead of mknod */
     bool rootless;        /* also: /sys may need a read-only bind instead of sysfs */
     bool nofollow_bind_sources; /* tiers: refuse a bind source with a symlink in any component */
+    const char *protect_roots;  /* tiers: io.agentcage.protect-roots (see protect.h), or NULL */
 };
 
 /* Step 1 (before createContainer hooks): make "/" rslave (or the spec's

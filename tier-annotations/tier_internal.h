@@ -97,11 +97,15 @@ struct tier_ctx {
     struct tier_decisions *d;
     struct tier_limits limits; /* effective: tier default, tightened, capped */
     char *landlock_rw;         /* colon-separated, grows */
+    char *protect_roots;       /* colon-separated writable bind destinations ("DEST" or "DEST=home") */
 };
 void tier_decide(struct tier_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Refusal: "tier N forbids <what>". Returns -1. */
 int tier_refuse(struct tier_ctx *c, ac_error_t *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void tier_landlock_add(struct tier_ctx *c, const char *path);
+/* A writable bind mount destination whose protections the runtime pins
+ * (io.agentcage.protect-roots); home-like ones get no new names at the top. */
+void tier_protect_add(struct tier_ctx *c, const char *dest, bool home);
 
 int tier_map_limits(struct tier_ctx *c, ac_error_t *err);    /* tier_resources.c: annotations, ceilings */
 int tier_map_resources(struct tier_ctx *c, ac_error_t *err); /* tier_resources.c: cgroup limits */

@@ -67,6 +67,17 @@ void tier_landlock_add(struct tier_ctx *c, const char *path)
     c->landlock_rw = joined;
 }
 
+void tier_protect_add(struct tier_ctx *c, const char *dest, bool home)
+{
+    if (strchr(dest, ':') || strchr(dest, '='))
+        return; /* cannot be listed; Landlock keeps it read-only anyway */
+    char *entry = xasprintf("%s%s", dest, home ? "=home" : "");
+    char *joined = c->protect_roots ? xasprintf("%s:%s", c->protect_roots, entry) : xstrdup(entry);
+    free(entry);
+    free(c->protect_roots);
+    c->protect_roots = joined;
+}
+
 static void format_tier_list(unsigned bits, char *buf, size_t len)
 {
     size_t off = 0;
@@ -141,6 +152,12 @@ static void write_annotations(struct tier_ctx *c)
     snprintf(buf, sizeof(buf), "%lld", (long long)c->limits.timeout_ms);
     tj_set(annotations, "io.agentcage.timeout-ms", tj_new_string(buf));
     tj_set(annotations, "io.agentcage.landlock-rw", tj_new_string(c->landlock_rw ? c->landlock_rw : ""));
+    if (c->protect_roots) {
+        tj_set(annotations, "io.agentcage.protect-roots", tj_new_string(c->protect_roots));
+        tier_decide(c, "annotations: io.agentcage.protect-roots=%s (.git folders pinned, hooks and config read-only; "
+                       "no new names at the top of a home)",
+                    c->protect_roots);
+    }
     tier_decide(c, "annotations: io.agentcage.tier=%d, io.agentcage.timeout-ms=%lld, io.agentcage.landlock-rw=%s",
                 c->tier, (long long)c->limits.timeout_ms, c->landlock_rw ? c->landlock_rw : "");
 }
@@ -182,5 +199,6 @@ int tier_map(yajl_val config, const struct tier_operator *op, struct tier_decisi
     ret = tier;
 out:
     free(c.landlock_rw);
+    free(c.protect_roots);
     return ret;
 }

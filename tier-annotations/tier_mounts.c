@@ -210,6 +210,17 @@ static size_t insert_position(yajl_val mounts, const char *dest)
     return mounts->u.array.len;
 }
 
+/* A home directory: /root or /home/NAME (as a bind's source or destination),
+ * where no new name may appear at the top (.profile, .ssh ...). */
+static bool home_like(const char *path)
+{
+    if (strcmp(path, "/root") == 0)
+        return true;
+    if (strncmp(path, "/home/", 6) != 0 || path[6] == '\0')
+        return false;
+    return strchr(path + 6, '/') == NULL;
+}
+
 static int map_bind(struct tier_ctx *c, size_t i, yajl_val m, const char *dest, ac_error_t *err)
 {
     const char *source = tj_get_str(m, "source");
@@ -231,8 +242,20 @@ static int map_bind(struct tier_ctx *c, size_t i, yajl_val m, const char *dest, 
         return 0; /* the engine's own files (hosts, resolv.conf ...), not a project */
     bool writable = !has_option(tj_get(m, "options"), "ro");
     protect_under(c, i, dest, writable);
-    if (writable)
+    if (writable) {
         tier_landlock_add(c, dest);
+        tier_protect_add(c, dest, home_like(dest) || home_like(norm));
+    }
+    if (writable && strcmp(dest, "/workspace") == 0) {
+        /* a host folder cannot be size-capped: say so, and refuse when a
+         * cap was asked for explicitly */
+        if (tj_get_str(tj_get(c->config, "annotations"), "io.agentcage.workspace-size"))
+            return tier_refuse(c, err,
+                               "io.agentcage.workspace-size with a bind-mounted /workspace (mounts[%zu]): a host "
+                               "folder cannot be size-capped",
+                               i);
+        tier_decide(c, "mounts[%zu] /workspace: a host folder, not capped in size (the host's disk)", i);
+    }
     return 0;
 }
 

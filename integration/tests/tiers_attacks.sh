@@ -229,10 +229,14 @@ test_rc_files_and_git_hooks_tier1() {
         attack $t /bin/sh -c "$script"
         assert_contains "$OUT" end "tier $t ran: $OUT"
         assert_eq "$(tree_sum "$T/home")" "$before" "tier $t changed the home on the host"
-        # ... while the rest of the home is writable at these tiers
+        # ... while the rest of the home is writable at these tiers: inside
+        # its existing folders (no new name may appear at a home's top)
+        attack $t /bin/probe write /home/agent/proj/notes.txt
+        assert_eq "$OUT" ok "tier $t writes an ordinary file in a folder of the home"
+        rm -f "$T/home/proj/notes.txt"
         attack $t /bin/probe write /home/agent/notes.txt
-        assert_eq "$OUT" ok "tier $t writes an ordinary file"
-        rm -f "$T/home/notes.txt"
+        assert_ne "$OUT" ok "tier $t creates a new name at the top of the home"
+        [ ! -e "$T/home/notes.txt" ] || fail "tier $t created notes.txt at the top of the home"
     done
     return 0
 }
