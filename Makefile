@@ -88,12 +88,15 @@ ASAN_BUILD := build-asan
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
 ASAN_LDFLAGS := -fsanitize=address,undefined
 
-check: test sanitize
+# `make test` already runs the sanitizer and fuzz suites (integration/run-all.sh).
+check: test
 
-sanitize: deps
+sanitize: sanitize-build
+	@tests/sanitize.sh $(ASAN_BUILD)
+
+sanitize-build: deps
 	$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CFLAGS='$(ASAN_CFLAGS)' LDFLAGS='$(ASAN_LDFLAGS)' \
 		$(ASAN_BUILD)/agentcage $(ASAN_BUILD)/agentcage-watchdog $(TEST_SRCS:tests/%.c=$(ASAN_BUILD)/tests/%)
-	@tests/sanitize.sh $(ASAN_BUILD)
 
 # libFuzzer harnesses (tests/fuzz/fuzz_*.c) against the library built by
 # clang with coverage and ASan+UBSan in $(BUILD)/fuzz/lib. `make fuzz-run`
@@ -109,10 +112,11 @@ fuzz: $(FUZZ_BINS)
 
 # Only what the harnesses reach (the parsers, the state reader and their
 # helpers), so a file being edited elsewhere cannot break the fuzz build.
-FUZZ_LIB_SRCS := $(SPEC_SRCS) runtime/error.c runtime/utils.c runtime/state.c $(wildcard runtime/cgroup*.c)
+FUZZ_LIB_SRCS := $(SPEC_SRCS) runtime/error.c runtime/utils.c runtime/state.c $(wildcard runtime/cgroup*.c) \
+	hooks/policy_hooks.c hooks/audit.c hooks/sha256.c hooks/hook_state.c
 FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.c=$(BUILD)/fuzz/lib/%.o)
 
-$(FUZZ_LIB): $(FUZZ_LIB_SRCS) $(wildcard runtime/*.h spec/*.h tier-annotations/*.h)
+$(FUZZ_LIB): $(FUZZ_LIB_SRCS) $(wildcard runtime/*.h spec/*.h tier-annotations/*.h hooks/*.h)
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz/lib CC=$(FUZZ_CC) \
 		CFLAGS='-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)' $(FUZZ_LIB_OBJS)
 	@rm -f $@
@@ -126,6 +130,14 @@ $(FUZZ_BINS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
 fuzz-run: fuzz
 	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
+# agentcage and its helpers (the watchdog, the policy hooks) go in one
+# directory: the runtime finds them next to itself.
+PREFIX ?= /usr/local
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 agentcage agentcage-watchdog agentcage-egress agentcage-approve agentcage-audit \
+		$(DESTDIR)$(PREFIX)/bin/
+
 # The README's first command: build everything, then run a busybox container.
 demo: all
 	@scripts/demo.sh
@@ -133,7 +145,7 @@ demo: all
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) agentcage agentcage-watchdog
 
-.PHONY: all deps unit test check sanitize fuzz fuzz-run clean demo
+.PHONY: all deps unit test check sanitize sanitize-build fuzz fuzz-run clean demo install
 
 # the agent policy hooks (hooks/)
 include hooks/Makefile.inc

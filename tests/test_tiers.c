@@ -114,8 +114,13 @@ static bool add_annotation(void *arg, const char *key, const char *value)
 static bool set_flag(void *arg, const char *name, const char *value)
 {
     cleanup_error ac_error_t err = NULL;
-    /* values must outlive the operator struct: kept for the test's life */
-    int r = tier_operator_set(arg, name, xstrdup(value), &err);
+    /* values must outlive the operator struct: kept for the test's life,
+     * reachable from here */
+    static char **kept;
+    static size_t n_kept;
+    kept = xrealloc(kept, (n_kept + 1) * sizeof(char *));
+    kept[n_kept] = xstrdup(value);
+    int r = tier_operator_set(arg, name, kept[n_kept++], &err);
     if (r <= 0) {
         cleanup_free char *msg = err ? ac_error_string(err) : xstrdup("not a tier flag");
         FAIL("flag %s=%s: %s", name, value, msg);

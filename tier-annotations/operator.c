@@ -92,6 +92,17 @@ int tier_operator_set(struct tier_operator *op, const char *name, const char *va
     return 1;
 }
 
+/* Values from the file that the operator struct points to (paths): they
+ * live as long as the process, reachable from here. */
+static char *keep_value(const char *value)
+{
+    static char **kept;
+    static size_t n;
+    kept = xrealloc(kept, (n + 1) * sizeof(char *));
+    kept[n] = xstrdup(value);
+    return kept[n++];
+}
+
 static char *trim(char *s)
 {
     while (isspace((unsigned char)*s))
@@ -125,12 +136,10 @@ int tier_operator_load_file(struct tier_operator *op, const char *path, ac_error
         char *name = trim(s), *value = trim(eq + 1);
         if (strncmp(name, "--", 2) == 0)
             name += 2;
-        /* paths must outlive this buffer */
-        char *kept = xstrdup(value);
+        /* paths must outlive this buffer: kept for the process's life */
+        char *kept = keep_value(value);
         ac_error_t e = NULL;
         int r = tier_operator_set(op, name, kept, &e);
-        if (r <= 0 || (strcmp(name, "audit-log") != 0 && strcmp(name, "approvals-dir") != 0))
-            free(kept);
         if (r < 0) {
             cleanup_free char *msg = ac_error_string(e);
             ac_error_free(&e);

@@ -1,0 +1,30 @@
+#!/bin/bash
+# The bounded fuzz run of `make test`: build the libFuzzer harnesses (clang
+# from Debian, installed when missing) and run each for FUZZ_SECONDS
+# (default 20) on its seed corpus. A crash fails and is kept as a regression
+# input (tests/fuzz/run.sh). Ends with "N passed, M failed".
+set -u
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$repo"
+if ! command -v clang >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "ok installed"; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev >/dev/null 2>&1
+fi
+if ! make --no-print-directory fuzz >/tmp/agentcage-fuzz-build.$$ 2>&1; then
+    echo "FAIL - build: make fuzz failed"
+    tail -n 15 /tmp/agentcage-fuzz-build.$$ | sed 's/^/    | /'
+    rm -f /tmp/agentcage-fuzz-build.$$
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+rm -f /tmp/agentcage-fuzz-build.$$
+bins=()
+for src in tests/fuzz/fuzz_*.c; do
+    name=$(basename "$src" .c)
+    bins+=("build/fuzz/$name")
+done
+out="$(tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" "${bins[@]}")"
+printf '%s\n' "$out"
+p=$(printf '%s\n' "$out" | grep -c '^ok - ')
+f=$(printf '%s\n' "$out" | grep -c '^FAIL - ')
+echo "$p passed, $f failed"
+[ "$f" -eq 0 ]
