@@ -1,0 +1,651 @@
+#!/usr/bin/env python3
+"""agentcage side-by-side benchmark against runc and crun (issue 6).
+
+Started by run.sh inside a private mount namespace in which
+/sys/fs/cgroup/unified is unmounted (Debian's crun 1.8.1 refuses hybrid
+cgroups); all three runtimes run in that same namespace.  Every figure is
+taken by timeit (a small C stopwatch: fork/exec/wait4), never through a
+shell.  Runtimes are interleaved A B C A B C ... so machine noise hits all
+alike; the table shows medians and ratios.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+BENCH_PARENT = "agentcage-bench"  # cgroup parent, in every hierarchy
+CGROUP_ROOT = "/sys/fs/cgroup"
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        self.work = a.workdir
+        self.rootfs = a.rootfs
+        self.timeit_bin = a.timeit
+        self.tag = a.tag  # unique per run, in every container id
+        self.bundles = os.path.join(self.work, "bundles")
+        # tier 3's approval gate reads grants from here (an operator's
+        # `agentcage approve ID`, made before the clock starts)
+        self.approvals = os.path.join(self.work, "approvals")
+        os.makedirs(self.approvals, mode=0o700, exist_ok=True)
+        os.makedirs(self.bundles, exist_ok=True)
+        self.state_roots = {
+            "agentcage": os.path.join(a.stateroot, "agentcage"),
+            "runc": os.path.join(a.stateroot, "runc"),
+            "crun": os.path.join(a.stateroot, "crun"),
+        }
+        self.binaries = {"agentcage": os.path.realpath(a.agentcage), "runc": a.runc, "crun": a.crun}
+        self.base_config = self.make_base_config()
+        self.docker_seccomp = None
+        if a.docker_config:
+            with open(a.docker_config) as f:
+                self.docker_seccomp = json.load(f)["linux"]["seccomp"]
+        self.results = {}
+        self.notes = []
+        self.failures = 0
+        self.tier_active = self.check_tier_mapping()
+        self.smoke()
+
+    # ---- set-up -------------------------------------------------------
+    def make_base_config(self):
+        d = os.path.join(self.work, "spec")
+        os.makedirs(d, exist_ok=True)
+        subprocess.run([self.binaries["agentcage"], "spec"], cwd=d, check=True)
+        with open(os.path.join(d, "config.json")) as f:
+            c = json.load(f)
+        # crun 1.8.1 answers "unknown version specified" to 1.2.0; every
+        # runtime gets the same document, so all get a 1.0 version string.
+        c["ociVersion"] = "1.0.2-dev"
+        c["process"]["terminal"] = False
+        c["process"]["args"] = ["/bin/true"]
+        c["root"] = {"path": self.rootfs, "readonly": True}
+        return c
+
+    def smoke(self):
+        """One /bin/true per runtime before anything is timed: crun in
+        particular must work in this namespace, or the bench is moot."""
+        for v in ("agentcage", "runc", "crun"):
+            p = f"{self.tag}{v}smoke"
+            b, cid = self.make_bundles(p, 1, ["/bin/true"])
+            cp = subprocess.run(self.variant_cmd(v) + ["run", "--bundle", b.replace("%i", "0"), cid.replace("%i", "0")],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            self.drop_bundles(p, 1)
+            self.sweep(v)
+            if cp.returncode != 0:
+                sys.exit(f"bench: {v} cannot run a container here: {cp.stderr.strip()}")
+        log("agentcage, runc and crun each ran /bin/true in the bench namespace")
+
+    def check_tier_mapping(self):
+        r = subprocess.run([self.binaries["agentcage"], "policy", "show", "--tier", "1"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if r.returncode != 0:
+            self.notes.append("tier mapping not active (`agentcage policy show --tier 1` failed): "
+                              "tier rows measure agentcage with --default-tier N, which currently behaves like plain")
+            return False
+        return True
+
+    def variant_cmd(self, v):
+        """Argument prefix (binary and global flags) of a variant name:
+        agentcage, runc, crun, t0..t3 (agentcage --default-tier N),
+        and X-docker (X loading Docker's default seccomp profile)."""
+        rt = v.split("-")[0]
+        if rt.startswith("t") and rt[1:].isdigit():
+            return [self.binaries["agentcage"], "--root", self.state_roots["agentcage"], "--default-tier", rt[1:],
+                    "--approvals-dir", self.approvals]
+        return [self.binaries[rt], "--root", self.state_roots[rt]]
+
+    def approve(self, cid):
+        subprocess.run([self.binaries["agentcage"], "approve", cid, "--for", "60m", "--dir", self.approvals],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def make_bundles(self, prefix, n, args, seccomp=None):
+        """Writes n bundles named PREFIX-0..n-1 (each just a config.json; the
+        read-only rootfs is shared through an absolute root.path); the
+        container id is the bundle name and the cgroup /agentcage-bench/ID."""
+        for i in range(n):
+            cid = f"{prefix}-{i}"
+            d = os.path.join(self.bundles, cid)
+            os.makedirs(d, exist_ok=True)
+            c = json.loads(json.dumps(self.base_config))
+            c["process"]["args"] = args
+            c["linux"]["cgroupsPath"] = f"/{BENCH_PARENT}/{cid}"
+            if seccomp is not None:
+                c["linux"]["seccomp"] = seccomp
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump(c, f)
+            if prefix[len(self.tag):].startswith("t3"):
+                self.approve(cid)
+        return os.path.join(self.bundles, prefix + "-%i"), prefix + "-%i"
+
+    def drop_bundles(self, prefix, n):
+        for i in range(n):
+            shutil.rmtree(os.path.join(self.bundles, f"{prefix}-{i}"), ignore_errors=True)
+
+    # ---- running timeit -----------------------------------------------
+    def timeit(self, steps, n, jobs=1, subreaper=True):
+        argv = [self.timeit_bin, "-n", str(n), "-j", str(jobs)] + (["-s"] if subreaper else []) + ["--"]
+        for k, s in enumerate(steps):
+            if k:
+                argv.append("---")
+            argv += s
+        # stderr goes to a file, not a pipe: a container left running holds
+        # the runtime's stderr open, and a pipe would never see EOF.
+        errlog = os.path.join(self.work, "timeit.err")
+        with open(errlog, "w") as ef:
+            r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=ef, text=True)
+        with open(errlog) as ef:
+            err = ef.read().strip().splitlines()
+        out = {"steps": [[] for _ in steps], "self_cpu_ns": 0, "total": None}
+        for line in r.stdout.splitlines():
+            f = line.split()
+            if f[0] == "step":
+                kv = dict(zip(f[2::2], f[3::2]))
+                out["steps"][int(f[1])].append({k: int(x) for k, x in kv.items()})
+            elif f[0] == "self":
+                out["self_cpu_ns"] += int(f[4])
+            elif f[0] == "total":
+                out["total"] = {k: int(x) for k, x in zip(f[1::2], f[2::2])}
+        if r.returncode != 0 or out["total"] is None:
+            self.failures += 1
+            log(f"timeit failed (rc {r.returncode}) for {' '.join(steps[0][:6])}...: {' | '.join(err[-3:])}")
+        # CPU of everything reaped, less the workers' own fork/wait bookkeeping.
+        if out["total"]:
+            out["total"]["cpu_ns"] -= out["self_cpu_ns"]
+        return out
+
+    def sweep(self, v):
+        """Deletes whatever a variant left behind in its state root."""
+        cmd = self.variant_cmd(v)
+        r = subprocess.run(cmd + ["list", "-q"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        for cid in r.stdout.split():
+            if cid.startswith(self.tag):
+                subprocess.run(cmd + ["delete", "--force", cid], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    # ---- 1 + 2: one container's lifecycle -----------------------------
+    def bench_lifecycle(self, variants, rounds, per_round):
+        log(f"lifecycle: {rounds} rounds x {per_round} per variant, order {' '.join(variants)}")
+        res = {v: {"run": [], "create": [], "start": [], "delete": [], "run_total_cpu": [], "csd_total_cpu": []}
+               for v in variants}
+        for r in range(rounds):
+            for v in variants:
+                cmd = self.variant_cmd(v)
+                p = f"{self.tag}{v}r{r}"
+                b, cid = self.make_bundles(p, per_round, ["/bin/true"])
+                o = self.timeit([cmd + ["run", "--bundle", b, cid]], per_round)
+                res[v]["run"] += o["steps"][0]
+                if o["total"]:
+                    res[v]["run_total_cpu"].append(o["total"]["cpu_ns"] / per_round)
+                self.drop_bundles(p, per_round)
+                self.sweep(v)
+
+                p = f"{self.tag}{v}l{r}"
+                b, cid = self.make_bundles(p, per_round, ["/bin/true"])
+                o = self.timeit([cmd + ["create", "--bundle", b, cid], cmd + ["start", cid],
+                                 cmd + ["delete", "--force", cid]], per_round)
+                for k, step in enumerate(("create", "start", "delete")):
+                    res[v][step] += o["steps"][k]
+                if o["total"]:
+                    res[v]["csd_total_cpu"].append(o["total"]["cpu_ns"] / per_round)
+                self.drop_bundles(p, per_round)
+                self.sweep(v)
+        summary = {}
+        for v, d in res.items():
+            s = {}
+            for step in ("run", "create", "start", "delete"):
+                ok = [x for x in d[step] if x["status"] == 0]
+                s[step] = {"wall_ms": median([x["wall_ns"] / 1e6 for x in ok]),
+                           "cpu_ms": median([x["cpu_ns"] / 1e6 for x in ok]),
+                           "maxrss_kb": median([x["maxrss_kb"] for x in ok]),
+                           "n": len(ok), "failed": len(d[step]) - len(ok)}
+            s["run_total_cpu_ms"] = median(d["run_total_cpu"]) / 1e6
+            s["csd_total_cpu_ms"] = median(d["csd_total_cpu"]) / 1e6
+            s["csd_wall_ms"] = s["create"]["wall_ms"] + s["start"]["wall_ms"] + s["delete"]["wall_ms"]
+            summary[v] = s
+        self.results["lifecycle"] = summary
+
+    # ---- 3: throughput --------------------------------------------------
+    def bench_throughput(self, variants, ns, jobs_list, reps):
+        """Each (N, J) batch per runtime, interleaved, repeated reps times;
+        the table keeps the median of the repetitions."""
+        log(f"throughput: N={ns} jobs={jobs_list} x{reps} variants {' '.join(variants)}")
+        raw = {}
+        for rep in range(reps):
+            for n in ns:
+                for j in jobs_list:
+                    for v in variants:
+                        p = f"{self.tag}{v}n{n}j{j}r{rep}"
+                        b, cid = self.make_bundles(p, n, ["/bin/true"])
+                        o = self.timeit([self.variant_cmd(v) + ["run", "--bundle", b, cid]], n, jobs=j)
+                        self.drop_bundles(p, n)
+                        self.sweep(v)
+                        steps = sorted(o["steps"][0], key=lambda x: x["iter"])
+                        ok = [x for x in steps if x["status"] == 0]
+                        fifth = max(1, n // 5)
+                        wall = o["total"]["wall_ns"] / 1e9 if o["total"] else float("nan")
+                        raw.setdefault(f"{v}/{n}/{j}", []).append({
+                            "cps": len(ok) / wall if wall else float("nan"),
+                            "latency_ms": median([x["wall_ns"] / 1e6 for x in ok]),
+                            "first_fifth_ms": median([x["wall_ns"] / 1e6 for x in steps[:fifth]]),
+                            "last_fifth_ms": median([x["wall_ns"] / 1e6 for x in steps[-fifth:]]),
+                            "cpu_ms_per_container": (o["total"]["cpu_ns"] / 1e6 / n) if o["total"] else float("nan"),
+                            "failed": n - len(ok)})
+                        log(f"  rep {rep} {v} N={n} j={j}: {raw[f'{v}/{n}/{j}'][-1]['cps']:.1f} containers/s")
+        out = {}
+        for key, rs in raw.items():
+            out[key] = {k: median([r[k] for r in rs]) for k in rs[0] if k != "failed"}
+            out[key]["failed"] = sum(r["failed"] for r in rs)
+            out[key]["reps"] = len(rs)
+        self.results["throughput"] = out
+
+    # ---- 4: exec --------------------------------------------------------
+    def bench_exec(self, variants, rounds, per_round):
+        log(f"exec: {rounds} rounds x {per_round}")
+        ids = {}
+        for v in variants:
+            p = f"{self.tag}{v}x"
+            b, cid = self.make_bundles(p, 1, ["/bin/sleep", "1000000"])
+            cmd = self.variant_cmd(v)
+            self.timeit([cmd + ["create", "--bundle", b, cid], cmd + ["start", cid]], 1, subreaper=False)
+            ids[v] = f"{p}-0"
+        res = {v: [] for v in variants}
+        for _ in range(rounds):
+            for v in variants:
+                o = self.timeit([self.variant_cmd(v) + ["exec", ids[v], "/bin/true"]], per_round, subreaper=False)
+                res[v] += o["steps"][0]
+        for v in variants:
+            subprocess.run(self.variant_cmd(v) + ["delete", "--force", ids[v]],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.drop_bundles(f"{self.tag}{v}x", 1)
+        self.results["exec"] = {v: {"wall_ms": median([x["wall_ns"] / 1e6 for x in d if x["status"] == 0]),
+                                    "cpu_ms": median([x["cpu_ns"] / 1e6 for x in d if x["status"] == 0]),
+                                    "maxrss_kb": median([x["maxrss_kb"] for x in d if x["status"] == 0]),
+                                    "failed": sum(1 for x in d if x["status"] != 0)} for v, d in res.items()}
+
+    # ---- 5: many long-running containers --------------------------------
+    @staticmethod
+    def smaps_rollup(pid):
+        rss = pss = 0
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Rss:"):
+                        rss = int(line.split()[1])
+                    elif line.startswith("Pss:"):
+                        pss = int(line.split()[1])
+        except OSError:
+            pass
+        return rss, pss
+
+    @staticmethod
+    def kernel_kib(pid):
+        """What RSS does not show of a process: its page tables (VmPTE) and
+        its kernel stack (16 KiB per thread on x86_64)."""
+        pte, threads = 0, 1
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmPTE:"):
+                        pte = int(line.split()[1])
+                    elif line.startswith("Threads:"):
+                        threads = int(line.split()[1])
+        except OSError:
+            return 0
+        return pte + 16 * threads
+
+    def resident_processes(self, prefix):
+        """Splits the processes of the bench's containers (by cgroup, or by
+        a command line naming them) into what the runtime keeps alive (any
+        binary of the runtime: agentcage, agentcage-watchdog, runc, crun)
+        and the workload (everything else: busybox sleep)."""
+        runtime_dirs = {os.path.dirname(self.binaries["agentcage"])}
+        runtime_exes = set(self.binaries.values())
+        owned, workload = set(), set()
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                exe = os.readlink(f"/proc/{d}/exe").replace(" (deleted)", "")
+                with open(f"/proc/{d}/cgroup") as f:
+                    cg = f.read()
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    cmdline = f.read().decode(errors="replace")
+            except OSError:
+                continue
+            if f"/{BENCH_PARENT}/{prefix}" not in cg and prefix not in cmdline:
+                continue
+            # A container's exe reads as its path inside the container
+            # (/bin/busybox), which is never a runtime's.
+            if exe in runtime_exes or os.path.dirname(exe) in runtime_dirs:
+                owned.add(int(d))
+            else:
+                workload.add(int(d))
+        return owned, workload
+
+    def bench_alive(self, variants, n):
+        log(f"alive: {n} sleeping containers per variant")
+        out = {}
+        for v in variants:
+            cmd = self.variant_cmd(v)
+            p = f"{self.tag}{v}a"
+            b, cid = self.make_bundles(p, n, ["/bin/sleep", "1000000"])
+            o = self.timeit([cmd + ["create", "--bundle", b, cid], cmd + ["start", cid]], n, jobs=2, subreaper=False)
+            started = sum(1 for x in o["steps"][1] if x["status"] == 0)
+            time.sleep(0.5)  # let anything a runtime leaves behind settle
+            owned, workload = self.resident_processes(p)
+            owned_rss = sum(self.smaps_rollup(pid)[0] for pid in owned)
+            owned_pss = sum(self.smaps_rollup(pid)[1] for pid in owned)
+            owned_kernel = sum(self.kernel_kib(pid) for pid in owned)
+            work_pss = sum(self.smaps_rollup(pid)[1] for pid in workload)
+            memcg = []
+            for i in range(n):
+                try:
+                    with open(f"{CGROUP_ROOT}/memory/{BENCH_PARENT}/{p}-{i}/memory.usage_in_bytes") as f:
+                        memcg.append(int(f.read()) / 1024)
+                except OSError:
+                    pass
+            lst = self.timeit([cmd + ["list"]], 20, subreaper=False)
+            st = self.timeit([cmd + ["state", f"{p}-{n // 2}"]], 20, subreaper=False)
+            self.timeit([cmd + ["delete", "--force", cid]], n, jobs=2, subreaper=False)
+            self.sweep(v)
+            self.drop_bundles(p, n)
+            out[v] = {"started": started, "owned_procs": len(owned),
+                      "owned_rss_kib_per_ctr": owned_rss / max(started, 1),
+                      "owned_pss_kib_per_ctr": owned_pss / max(started, 1),
+                      "owned_kernel_kib_per_ctr": owned_kernel / max(started, 1),
+                      "workload_pss_kib_per_ctr": work_pss / max(started, 1),
+                      "memcg_kib_median": median(memcg),
+                      "list_ms": median([x["wall_ns"] / 1e6 for x in lst["steps"][0]]),
+                      "state_ms": median([x["wall_ns"] / 1e6 for x in st["steps"][0]])}
+            log(f"  {v}: {started} alive, {len(owned)} runtime-owned processes, list {out[v]['list_ms']:.1f} ms")
+        self.results["alive"] = out
+
+    # ---- 6: syscall cost inside a container -----------------------------
+    def bench_syscalls(self, variants, rounds, count):
+        log(f"syscalls: {rounds} rounds, {count} getppid per sample")
+        res = {v: [] for v in variants}
+        for r in range(rounds):
+            for v in variants:
+                p = f"{self.tag}{v}s{r}"
+                seccomp = None
+                if v.endswith("-docker"):
+                    seccomp = self.docker_seccomp
+                elif v.endswith("-minimal"):
+                    # The floor: any filter at all moves syscalls off the
+                    # kernel's fast entry path; this one allows everything
+                    # but kexec_load, so every call hits the action cache.
+                    seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64"],
+                               "syscalls": [{"names": ["kexec_load"], "action": "SCMP_ACT_ERRNO"}]}
+                self.make_bundles(p, 1, ["/bin/sysbench", str(count), "3"], seccomp=seccomp)
+                cp = subprocess.run(self.variant_cmd(v) + ["run", "--bundle", os.path.join(self.bundles, p + "-0"),
+                                                           p + "-0"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                self.drop_bundles(p, 1)
+                self.sweep(v)
+                f = cp.stdout.split()
+                if cp.returncode == 0 and f and f[0] == "getppid_ns":
+                    res[v].append(float(f[1]))
+                else:
+                    self.failures += 1
+                    log(f"  {v}: sysbench failed rc {cp.returncode}: {cp.stderr.strip()[-200:]}")
+        self.results["syscalls"] = {v: {"getppid_ns": median(x), "n": len(x)} for v, x in res.items()}
+
+    # ---- clean-up -------------------------------------------------------
+    def cleanup(self):
+        for v in ("agentcage", "runc", "crun"):
+            self.sweep(v)
+        shutil.rmtree(self.bundles, ignore_errors=True)
+
+
+# ---- the table ---------------------------------------------------------
+def fmt(x, spec=".1f"):
+    if x is None or (isinstance(x, float) and x != x):
+        return "n/a"
+    return format(x, spec)
+
+
+def ratio(a, b):
+    try:
+        if a != a or b != b or b == 0:
+            return "n/a"
+        return f"{a / b:.2f}x"
+    except TypeError:
+        return "n/a"
+
+
+def report(b, quick):
+    R = b.results
+    L = []
+    lc = R.get("lifecycle", {})
+    if lc:
+        L.append("### 1. one container: `run` of /bin/true (run removes the container), and create / start / delete --force")
+        L.append("")
+        L.append("| runtime | run wall ms | run CPU ms | run peak RSS KiB | run all-proc CPU ms | create ms | start ms | delete ms | c+s+d wall ms | c+s+d all-proc CPU ms | create peak RSS KiB |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    for v in ("agentcage", "runc", "crun", "t0", "t1", "t2", "t3"):
+        if v not in lc:
+            continue
+        s = lc[v]
+        L.append(f"| {v if not v.startswith('t') else 'agentcage tier ' + v[1:]} | {fmt(s['run']['wall_ms'])} | {fmt(s['run']['cpu_ms'])} | "
+                 f"{fmt(s['run']['maxrss_kb'], '.0f')} | {fmt(s['run_total_cpu_ms'])} | {fmt(s['create']['wall_ms'])} | "
+                 f"{fmt(s['start']['wall_ms'])} | {fmt(s['delete']['wall_ms'])} | {fmt(s['csd_wall_ms'])} | "
+                 f"{fmt(s['csd_total_cpu_ms'])} | {fmt(s['create']['maxrss_kb'], '.0f')} |")
+    if lc:
+        ac, rc, cr = lc.get("agentcage"), lc.get("runc"), lc.get("crun")
+        L.append("")
+        L.append("| ratio (agentcage plain / other) | run wall | run CPU | run peak RSS | c+s+d wall | c+s+d all-proc CPU |")
+        L.append("|---|---|---|---|---|---|")
+        for name, o in (("/ crun", cr), ("/ runc", rc)):
+            L.append(f"| agentcage {name} | {ratio(ac['run']['wall_ms'], o['run']['wall_ms'])} | "
+                     f"{ratio(ac['run']['cpu_ms'], o['run']['cpu_ms'])} | {ratio(ac['run']['maxrss_kb'], o['run']['maxrss_kb'])} | "
+                     f"{ratio(ac['csd_wall_ms'], o['csd_wall_ms'])} | {ratio(ac['csd_total_cpu_ms'], o['csd_total_cpu_ms'])} |")
+        L.append("")
+        L.append("### 2. tiers against agentcage plain (and crun plain)")
+        L.append("")
+        L.append("| tier | run wall ms | / agentcage plain | / crun plain | run CPU ms | peak RSS KiB | c+s+d wall ms | / plain |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for t in ("t0", "t1", "t2", "t3"):
+            if t in lc:
+                s = lc[t]
+                L.append(f"| {t[1:]} | {fmt(s['run']['wall_ms'])} | {ratio(s['run']['wall_ms'], ac['run']['wall_ms'])} | "
+                         f"{ratio(s['run']['wall_ms'], cr['run']['wall_ms'])} | {fmt(s['run']['cpu_ms'])} | "
+                         f"{fmt(s['run']['maxrss_kb'], '.0f')} | {fmt(s['csd_wall_ms'])} | {ratio(s['csd_wall_ms'], ac['csd_wall_ms'])} |")
+    tp = R.get("throughput", {})
+    if tp:
+        L.append("")
+        L.append("### 3. throughput: `run` of true, N containers, J parallel workers")
+        L.append("")
+        L.append("")
+        L.append("Medians of the repetitions; latency = one `run` command's wall time within the batch.")
+        L.append("")
+        L.append("| runtime | N | J | containers/s | / crun | median latency ms | first 1/5 ms | last 1/5 ms | all-proc CPU ms/ctr | failed |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|")
+        for key, s in tp.items():
+            v, n, j = key.split("/")
+            c = tp.get(f"crun/{n}/{j}", {}).get("cps", float("nan"))
+            L.append(f"| {v} | {n} | {j} | {fmt(s['cps'])} | {ratio(s['cps'], c)} | {fmt(s['latency_ms'])} | "
+                     f"{fmt(s['first_fifth_ms'])} | {fmt(s['last_fifth_ms'])} | {fmt(s['cpu_ms_per_container'])} | {s['failed']} |")
+    ex = R.get("exec", {})
+    if ex:
+        L.append("")
+        L.append("### 4. `exec` of /bin/true into a running container")
+        L.append("")
+        L.append("| runtime | wall ms | CPU ms | peak RSS KiB | / crun wall | failed |")
+        L.append("|---|---|---|---|---|---|")
+        for v, s in ex.items():
+            L.append(f"| {v} | {fmt(s['wall_ms'])} | {fmt(s['cpu_ms'])} | {fmt(s['maxrss_kb'], '.0f')} | "
+                     f"{ratio(s['wall_ms'], ex['crun']['wall_ms'])} | {s['failed']} |")
+    al = R.get("alive", {})
+    if al:
+        L.append("")
+        L.append("### 5. long-running containers (busybox sleep) alive at once")
+        L.append("")
+        L.append("| runtime | alive | runtime-owned processes | their RSS KiB/ctr | their PSS KiB/ctr | their page tables + kernel stacks KiB/ctr | workload PSS KiB/ctr | memcg usage KiB/ctr | list ms | state ms |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|")
+        for v, s in al.items():
+            L.append(f"| {v} | {s['started']} | {s['owned_procs']} | {fmt(s['owned_rss_kib_per_ctr'])} | "
+                     f"{fmt(s['owned_pss_kib_per_ctr'])} | {fmt(s['owned_kernel_kib_per_ctr'])} | {fmt(s['workload_pss_kib_per_ctr'])} | {fmt(s['memcg_kib_median'], '.0f')} | "
+                     f"{fmt(s['list_ms'])} | {fmt(s['state_ms'])} |")
+    sc = R.get("syscalls", {})
+    if sc:
+        L.append("")
+        L.append("### 6. getppid() inside the container (static probe, best of 3 rounds per sample, median of samples)")
+        L.append("")
+        L.append("| runtime / filter | ns per call | / agentcage no filter | samples |")
+        L.append("|---|---|---|---|")
+        base = sc.get("agentcage", {}).get("getppid_ns", float("nan"))
+        for v, s in sc.items():
+            label = {"agentcage": "agentcage, no filter", "runc": "runc, no filter", "crun": "crun, no filter"}.get(v, v)
+            if v.startswith("t"):
+                label = f"agentcage tier {v[1]} filter"
+            if v.endswith("-docker"):
+                label = f"{v.split('-')[0]}, Docker default profile"
+            if v.endswith("-minimal"):
+                label = f"{v.split('-')[0]}, minimal filter (allow all but kexec_load)"
+            L.append(f"| {label} | {fmt(s['getppid_ns'])} | {ratio(s['getppid_ns'], base)} | {s['n']} |")
+
+    # targets
+    L.append("")
+    L.append("### issue 6 targets")
+    L.append("")
+    L.append("| target | measured | holds |")
+    L.append("|---|---|---|")
+
+    def target(name, measured, ok):
+        L.append(f"| {name} | {measured} | {'yes' if ok else 'NO'} |")
+
+    try:
+        ac, rc, cr = lc["agentcage"], lc["runc"], lc["crun"]
+        r1 = ac["run"]["wall_ms"] / cr["run"]["wall_ms"]
+        r2 = ac["run"]["wall_ms"] / rc["run"]["wall_ms"]
+        target("plain run wall <= 0.8x crun", f"{r1:.2f}x", r1 <= 0.8)
+        target("plain run wall <= 0.3x runc", f"{r2:.2f}x", r2 <= 0.3)
+        if "t3" in lc:
+            r3 = lc["t3"]["run"]["wall_ms"] / cr["run"]["wall_ms"]
+            target("tier-3 run wall <= 1.0x crun plain" + ("" if b.tier_active else " (tier mapping not active)"),
+                   f"{r3:.2f}x", r3 <= 1.0)
+        rr = ac["run"]["maxrss_kb"] / cr["run"]["maxrss_kb"]
+        target("runtime peak RSS (run) <= crun", f"{ac['run']['maxrss_kb']:.0f} vs {cr['run']['maxrss_kb']:.0f} KiB", rr <= 1.0)
+        if "t3" in lc:
+            rr3 = lc["t3"]["run"]["maxrss_kb"] / cr["run"]["maxrss_kb"]
+            target("tier-3 peak RSS (run) <= crun", f"{lc['t3']['run']['maxrss_kb']:.0f} vs {cr['run']['maxrss_kb']:.0f} KiB", rr3 <= 1.0)
+    except (KeyError, ZeroDivisionError):
+        pass
+    if tp:
+        ns = sorted({int(k.split("/")[1]) for k in tp})
+        jmax = max(int(k.split("/")[2]) for k in tp)
+        for n in ns:
+            a, c = tp.get(f"agentcage/{n}/{jmax}"), tp.get(f"crun/{n}/{jmax}")
+            if a and c:
+                r = a["cps"] / c["cps"]
+                target(f"throughput N={n} J={jmax} >= 1.3x crun", f"{a['cps']:.1f} vs {c['cps']:.1f}/s = {r:.2f}x", r >= 1.3)
+        if len(ns) >= 2:
+            for j in sorted({int(k.split("/")[2]) for k in tp}):
+                a0, a1 = tp.get(f"agentcage/{ns[0]}/{j}"), tp.get(f"agentcage/{ns[-1]}/{j}")
+                c0, c1 = tp.get(f"crun/{ns[0]}/{j}"), tp.get(f"crun/{ns[-1]}/{j}")
+                if a0 and a1:
+                    r = a1["cps"] / a0["cps"]
+                    cr = f", crun {c1['cps'] / c0['cps']:.2f}" if c0 and c1 else ""
+                    target(f"flat: agentcage containers/s N={ns[-1]} / N={ns[0]} (J={j}) >= 0.9", f"{r:.2f}{cr}", r >= 0.9)
+            a1 = tp.get(f"agentcage/{ns[-1]}/1")
+            if a1:
+                r = a1["last_fifth_ms"] / a1["first_fifth_ms"]
+                target(f"flat: agentcage latency, last / first fifth of N={ns[-1]} (J=1) <= 1.1",
+                       f"{a1['last_fifth_ms']:.1f} / {a1['first_fifth_ms']:.1f} ms = {r:.2f}", r <= 1.1)
+    if al:
+        for v in ("t0", "t1", "t2", "t3"):
+            if v in al:
+                kib = al[v]["owned_pss_kib_per_ctr"] + al[v]["owned_kernel_kib_per_ctr"]
+                target(f"resident per tier-{v[1]} container <= 512 KiB" + ("" if b.tier_active else " (tier mapping not active)"),
+                       f"{kib:.0f} KiB PSS + page tables + kernel stack ({al[v]['owned_procs']} processes)", kib <= 512)
+    if sc and "t1" in sc and "agentcage" in sc:
+        r = sc["t1"]["getppid_ns"] / sc["agentcage"]["getppid_ns"]
+        target("getppid under tier-1 filter <= 1.1x no filter" + ("" if b.tier_active else " (tier mapping not active)"),
+               f"{r:.2f}x", r <= 1.1)
+    if b.notes:
+        L.append("")
+        for n in b.notes:
+            L.append(f"Note: {n}")
+    if b.failures:
+        L.append("")
+        L.append(f"Note: {b.failures} measurement batches reported failures (see stderr)")
+    return "\n".join(L)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--stateroot", required=True)
+    ap.add_argument("--rootfs", required=True)
+    ap.add_argument("--timeit", required=True)
+    ap.add_argument("--agentcage", required=True)
+    ap.add_argument("--runc", default="/usr/sbin/runc")
+    ap.add_argument("--crun", default="/usr/bin/crun")
+    ap.add_argument("--docker-config", default="")
+    ap.add_argument("--tag", required=True)
+    ap.add_argument("--only", default="1,3,4,5,6", help="sections to run (1 includes 2)")
+    ap.add_argument("--json", help="write raw results here")
+    ap.add_argument("--checks", help="append ok/FAIL lines (functional, not the targets) here")
+    ap.add_argument("--report", help="write the markdown table here")
+    a = ap.parse_args()
+    only = set(a.only.split(","))
+
+    b = Bench(a)
+    t0 = time.time()
+    plain = ["agentcage", "runc", "crun"]
+    tiers = ["t0", "t1", "t2", "t3"]
+    try:
+        if "1" in only:
+            b.bench_lifecycle(plain + tiers, rounds=3 if a.quick else 20, per_round=2 if a.quick else 3)
+        if "3" in only:
+            b.bench_throughput(plain, [20, 50] if a.quick else [100, 500], [1, 2, 8], reps=1 if a.quick else 3)
+        if "4" in only:
+            b.bench_exec(plain, rounds=2 if a.quick else 5, per_round=3 if a.quick else 5)
+        if "5" in only:
+            b.bench_alive(plain + tiers, 10 if a.quick else 100)
+        if "6" in only:
+            docker = ["runc-docker", "crun-docker", "agentcage-docker"] if b.docker_seccomp else []
+            if not docker:
+                b.notes.append("no Docker config.json given: Docker-profile rows skipped")
+            b.bench_syscalls(plain + tiers + docker + ["agentcage-minimal"],
+                             rounds=1 if a.quick else 7, count=300000 if a.quick else 2000000)
+    finally:
+        b.cleanup()
+    if a.checks:
+        with open(a.checks, "a") as f:
+            f.write("ok - agentcage, runc and crun each ran /bin/true in the bench namespace\n")
+            f.write(("ok" if b.failures == 0 else "FAIL") + f" - every measured batch succeeded ({b.failures} failed)\n")
+            for v, s in b.results.get("lifecycle", {}).items():
+                ok = s["run"]["n"] > 0 and s["run"]["failed"] == 0 and s["create"]["failed"] == 0
+                f.write(("ok" if ok else "FAIL") + f" - {v}: run and create/start/delete measured\n")
+            for v, s in b.results.get("alive", {}).items():
+                f.write(("ok" if s["started"] > 0 else "FAIL") + f" - {v}: {s['started']} long-running containers\n")
+            for v, s in b.results.get("syscalls", {}).items():
+                f.write(("ok" if s["n"] > 0 else "FAIL") + f" - {v}: syscall probe ran\n")
+    text = report(b, a.quick)
+    text += f"\n\n(bench time {time.time() - t0:.0f} s)\n"
+    print(text)
+    if a.report:
+        with open(a.report, "w") as f:
+            f.write(text)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(b.results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
