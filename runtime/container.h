@@ -18,6 +18,8 @@ struct global_opts {
     bool systemd_cgroup;    /* --systemd-cgroup / --cgroup-manager systemd */
     bool cgroups_disabled;  /* --cgroup-manager disabled */
     const char *rootless;   /* --rootless true|false|auto */
+    bool is_rootless;       /* what --rootless decided (rootless.c), for every verb */
+    bool rootless_best_effort; /* --rootless-limits best-effort: run tiers whose limits cannot be enforced */
     struct tier_operator tier; /* --default-tier, --allowed-tiers, ceilings */
 };
 

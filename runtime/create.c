@@ -25,6 +25,7 @@
 #include "hooks.h"
 #include "landlock.h"
 #include "linux.h"
+#include "rootless.h"
 #include "sync.h"
 #include "terminal.h"
 #include "utils.h"
@@ -278,6 +279,35 @@ static int tier_enforcement_of(const struct oci_spec *spec, int tier, const char
     return 0;
 }
 
+/* Rootless without a cgroup: a limit config.json asks for cannot be
+ * enforced, and that is said once, never silently: a warning for a plain
+ * container; a refusal for a tier (a silently unlimited cage is worse than
+ * none) unless the operator allowed --rootless-limits best-effort. */
+static int rootless_without_cgroup(const struct global_opts *g, const struct oci_spec *spec, int tier,
+                                   const char *why, ac_error_t *err)
+{
+    cleanup_free char *limits = rootless_requested_limits(spec->linux ? spec->linux->resources : NULL);
+    if (limits == NULL) {
+        ac_debug("rootless: no cgroup for the container: %s", why);
+        return 0;
+    }
+    if (tier != TIER_NONE && !g->rootless_best_effort)
+        return ac_error(err, 0,
+                        "tier %d: its %s limits cannot be enforced rootless: %s (run it unlimited with "
+                        "--rootless-limits best-effort)",
+                        tier, limits, why);
+    ac_warn("rootless: %s limits not enforced: %s", limits, why);
+    return 0;
+}
+
+/* A delegated cgroup that still refuses us (another user's path, a parent
+ * with processes in it) is no cgroup, as for a host without delegation. */
+static bool cgroup_refused(const ac_error_t e)
+{
+    int n = e ? e->errno_value : 0;
+    return n == EACCES || n == EPERM || n == EROFS || n == EBUSY || n == ENOENT;
+}
+
 int container_create(const struct global_opts *g, const char *id, const struct create_options *o,
                      struct create_result *res, ac_error_t *err)
 {
@@ -360,6 +390,25 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         ns_plan_close(&plan);
         return -1;
     }
+    /* Rootless: a new mount namespace needs a user namespace we own, and
+     * cgroups only where they are delegated to us; both decided before
+     * anything is made. */
+    bool use_cgroup = !g->cgroups_disabled;
+    if (g->is_rootless) {
+        if (!plan.new_userns && plan.join_fds[0] < 0 && geteuid() != 0) {
+            ns_plan_close(&plan);
+            return ac_error(err, 0, "rootless: linux.namespaces needs a user namespace with uidMappings and "
+                                    "gidMappings when the runtime is not root (`agentcage spec --rootless` writes one)");
+        }
+        cleanup_free char *why = NULL;
+        if (use_cgroup && !rootless_cgroups_delegated(&why)) {
+            use_cgroup = false;
+            if (rootless_without_cgroup(g, spec, tier, why, err) < 0) {
+                ns_plan_close(&plan);
+                return -1;
+            }
+        }
+    }
     int ret = -1;
     int sync_fds[2] = {-1, -1}, console_pair[2] = {-1, -1};
     cleanup_close int fifo_fd = -1;
@@ -396,15 +445,27 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         }
     }
 
-    /* 3. The cgroup. */
-    if (!g->cgroups_disabled) {
-        if (cgroup_resolve_path(spec->linux ? spec->linux->cgroups_path : NULL, id, g->systemd_cgroup,
-                                &c.cgroup_path, err) < 0)
+    /* 3. The cgroup (rootless: by default below our own, delegated one). */
+    if (use_cgroup) {
+        const char *cgroups_path = spec->linux ? spec->linux->cgroups_path : NULL;
+        cleanup_free char *below_own = NULL;
+        if (g->is_rootless && (cgroups_path == NULL || *cgroups_path == '\0') && !g->systemd_cgroup)
+            cgroups_path = below_own = xasprintf("agentcage-%s", id);
+        if (cgroup_resolve_path(cgroups_path, id, g->systemd_cgroup, &c.cgroup_path, err) < 0)
             goto out;
-        if (cgroup_create(c.cgroup_path, spec->linux ? spec->linux->resources : NULL, err) < 0)
-            goto out;
-        c.cgroup_made = true;
-        cgroup_fd = cgroup_v2_dirfd(c.cgroup_path);
+        if (cgroup_create(c.cgroup_path, spec->linux ? spec->linux->resources : NULL, err) < 0) {
+            if (!g->is_rootless || !cgroup_refused(*err))
+                goto out;
+            cleanup_free char *why = ac_error_string(*err);
+            ac_error_free(err);
+            if (rootless_without_cgroup(g, spec, tier, why, err) < 0)
+                goto out;
+            free(c.cgroup_path);
+            c.cgroup_path = NULL;
+        } else {
+            c.cgroup_made = true;
+            cgroup_fd = cgroup_v2_dirfd(c.cgroup_path);
+        }
     }
 
     /* 4. The exec fifo the child blocks on, the sync socket, the console. */
@@ -477,6 +538,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         .preserve_fds = o->preserve_fds,
         .tier = tier,
         .landlock_rw = landlock_rw,
+        .rootless = g->is_rootless,
     };
     memcpy(ic.join_fds, plan.join_fds, sizeof(ic.join_fds));
     c.child = clone_child(plan.clone_flags, plan.new_userns ? -1 : cgroup_fd);
@@ -500,7 +562,10 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         setns(saved_timens, CLONE_NEWTIME);
 
     /* 7. From the outside: id maps, cgroup, OOM score. */
-    if (plan.new_userns) {
+    if (plan.new_userns && g->is_rootless) {
+        if (rootless_write_id_maps(c.child, spec->linux, err) < 0)
+            goto out;
+    } else if (plan.new_userns) {
         if (write_id_map(c.child, "gid_map", spec->linux->gid_mappings, spec->linux->n_gid_mappings, err) < 0 ||
             write_id_map(c.child, "uid_map", spec->linux->uid_mappings, spec->linux->n_uid_mappings, err) < 0)
             goto out;
@@ -511,7 +576,11 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         cleanup_free char *path = xasprintf("/proc/%d/oom_score_adj", c.child);
         cleanup_free char *val = xasprintf("%d", spec->process->oom_score_adj);
         if (write_file(path, val, strlen(val), err) < 0) {
-            ac_error_wrap(err, "process.oomScoreAdj");
+            if (g->is_rootless && ((*err)->errno_value == EACCES || (*err)->errno_value == EPERM))
+                ac_error_wrap(err, "process.oomScoreAdj %d: lowering the OOM score needs host root (rootless)",
+                              spec->process->oom_score_adj);
+            else
+                ac_error_wrap(err, "process.oomScoreAdj");
             goto out;
         }
     }
@@ -530,6 +599,9 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     st.annotations = annotations_of(spec);
     st.tier = tier;
     st.timeout_ms = timeout_ms;
+    for (int k = 0; k < HOOK_KIND_COUNT; k++)
+        if (spec->hooks.n_hooks[k])
+            st.hooks_mask |= 1u << k;
     {
         cleanup_free char *creating = container_hook_state(&st, STATUS_CREATING);
         cleanup_free char *created = container_hook_state(&st, STATUS_CREATED);

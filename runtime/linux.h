@@ -35,6 +35,7 @@ struct init_config {
      * container; with a tier: Landlock and the tier's seccomp filter. */
     int tier;
     const char *landlock_rw; /* io.agentcage.landlock-rw of the effective config */
+    bool rootless;           /* no host root: devices bound, unprivileged id maps (rootless.c) */
 };
 
 /* Runs in the cloned child; never returns. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "rootless.h"
 #include "utils.h"
 
 #ifndef AGENTCAGE_VERSION
@@ -64,6 +65,9 @@ static void usage(FILE *f)
                "  --systemd-cgroup      read cgroupsPath as slice:prefix:name\n"
                "  --cgroup-manager cgroupfs|systemd|disabled\n"
                "  --rootless true|false|auto\n"
+               "  --rootless-limits refuse|best-effort\n"
+               "                        rootless without delegated cgroups: refuse tiers with limits (default)\n"
+               "                        or run them with a warning that the limits are not enforced\n"
                "Tier settings (operator side; also in /etc/agentcage/agentcage.conf):\n"
                "  --default-tier N      tier for containers without io.agentcage.tier (default: none, plain OCI)\n"
                "  --allowed-tiers LIST  tiers an annotation may choose, e.g. 0,1\n"
@@ -82,7 +86,7 @@ static void print_version(void)
 }
 
 enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_ROOTLESS, OPT_CGMANAGER, OPT_VERSION,
-       OPT_TIER_FLAG };
+       OPT_ROOTLESS_LIMITS, OPT_TIER_FLAG };
 
 /* Operator settings for tiers, as flags (daemon.json runtimeArgs,
  * containerd options, containers.conf) over /etc/agentcage/agentcage.conf. */
@@ -106,6 +110,7 @@ int main(int argc, char **argv)
 {
     struct global_opts g = {.root = "/run/agentcage", .log_format = AC_LOG_TEXT};
     const char *log_format = NULL;
+    bool root_given = false;
     const char *tier_values[N_TIER_FLAGS] = {0};
     static const struct option opts[] = {
         {"default-tier", required_argument, NULL, OPT_TIER_FLAG + 0},
@@ -124,6 +129,7 @@ int main(int argc, char **argv)
         {"debug", no_argument, NULL, OPT_DEBUG},
         {"systemd-cgroup", no_argument, NULL, OPT_SYSTEMD},
         {"rootless", required_argument, NULL, OPT_ROOTLESS},
+        {"rootless-limits", required_argument, NULL, OPT_ROOTLESS_LIMITS},
         {"cgroup-manager", required_argument, NULL, OPT_CGMANAGER},
         {"version", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
@@ -134,12 +140,16 @@ int main(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+vh", opts, NULL)) != -1) {
         switch (c) {
-        case OPT_ROOT: g.root = optarg; break;
+        case OPT_ROOT: g.root = optarg; root_given = true; break;
         case OPT_LOG: g.log = optarg; break;
         case OPT_LOG_FORMAT: log_format = optarg; break;
         case OPT_DEBUG: g.debug = true; break;
         case OPT_SYSTEMD: g.systemd_cgroup = true; break;
         case OPT_ROOTLESS: g.rootless = optarg; break;
+        case OPT_ROOTLESS_LIMITS:
+            if (rootless_limits_parse(optarg, &g.rootless_best_effort, &err) < 0)
+                goto fail;
+            break;
         case OPT_CGMANAGER:
             if (strcmp(optarg, "systemd") == 0)
                 g.systemd_cgroup = true;
@@ -169,6 +179,14 @@ int main(int argc, char **argv)
     ac_log_init(g.log, g.log_format, g.debug);
     if (load_tier_settings(&g.tier, tier_values, &err) < 0)
         goto fail;
+    /* Rootless: state and audit trail in the user's own directories (the
+     * system ones are root's), unless given. */
+    if (rootless_detect(g.rootless, &g.is_rootless, &err) < 0)
+        goto fail;
+    if (g.is_rootless && !root_given)
+        g.root = rootless_state_root(); /* lives as long as the process */
+    if (g.is_rootless && !tier_values[7] && strcmp(g.tier.audit_log, "/var/log/agentcage/audit.jsonl") == 0)
+        g.tier.audit_log = rootless_audit_log();
     if (optind >= argc) {
         usage(stderr);
         return 1;
