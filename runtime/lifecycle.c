@@ -5,6 +5,7 @@
 #include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ int container_load_config(const struct global_opts *g, const char *id, struct oc
 static void run_hooks_warn(const struct global_opts *g, const struct container_state *st, enum oci_hook_kind kind,
                            enum container_status status)
 {
+    if (!(st->hooks_mask & (1u << kind)))
+        return; /* no config.json to read on the hot path */
     cleanup_spec struct oci_spec *spec = NULL;
     ac_error_t err = NULL;
     if (container_load_config(g, st->id, &spec, &err) < 0) {
@@ -57,34 +60,12 @@ static char *watchdog_path(void)
     return xasprintf("%s/agentcage-watchdog", slash ? exe : ".");
 }
 
-/* The watchdog's process, after the second fork: fd 3 the init's pidfd, fd
- * 4 the state dir, fd 5 (close-on-exec) the report pipe, stdio on
- * /dev/null, nothing else; then exec. */
-__attribute__((noreturn)) static void watchdog_exec(const char *path, char *const argv[], int pidfd, int dirfd,
-                                                    int report_fd)
-{
-    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-    int p = fcntl(pidfd, F_DUPFD_CLOEXEC, 10), d = fcntl(dirfd, F_DUPFD_CLOEXEC, 10);
-    int r = fcntl(report_fd, F_DUPFD_CLOEXEC, 10);
-    if (devnull < 0 || p < 0 || d < 0 || r < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 ||
-        dup2(devnull, 2) < 0 || dup2(p, 3) < 0 || dup2(d, 4) < 0 || dup3(r, 5, O_CLOEXEC) < 0)
-        _exit(126);
-    syscall(SYS_close_range, 6, ~0U, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    if (chdir("/") < 0)
-        _exit(126);
-    static char *const empty_env[] = {NULL};
-    execve(path, argv, empty_env);
-    int e = errno;
-    if (write(5, &e, sizeof(e)) < 0)
-        _exit(127);
-    _exit(127);
-}
-
-/* Start the tier's watchdog for st's init, detached (own session, not our
- * child: a double fork), and record its pid and start time in st. */
+/* Start the tier's watchdog for st's init, in its own session, with fd 3
+ * the init's pidfd, fd 4 the state dir, stdio on /dev/null and nothing else,
+ * and record its pid and start time in st. posix_spawn (a vfork underneath)
+ * returns once the watchdog has exec'd, or with the exec's error: no copy
+ * of the runtime, no report pipe. Once we exit, it is reparented like any
+ * orphan (to the engine's subreaper, or init). */
 static int watchdog_spawn(const struct global_opts *g, struct container_state *st, ac_error_t *err)
 {
     cleanup_free char *path = watchdog_path();
@@ -96,33 +77,33 @@ static int watchdog_spawn(const struct global_opts *g, struct container_state *s
     cleanup_close int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0)
         return ac_error(err, errno, "tier %d: watchdog: open `%s`", st->tier, dir);
-    int report[2];
-    if (pipe2(report, O_CLOEXEC) < 0)
-        return ac_error(err, errno, "tier %d: watchdog: pipe", st->tier);
+    /* above 3 and 4, so the dup2s below never meet their own target */
+    cleanup_close int p = fcntl(pidfd, F_DUPFD_CLOEXEC, 10);
+    cleanup_close int d = fcntl(dirfd, F_DUPFD_CLOEXEC, 10);
     char ms[24];
     snprintf(ms, sizeof(ms), "%lld", st->timeout_ms);
     char *const argv[] = {path, ms, st->id, NULL};
-    pid_t mid = fork();
-    if (mid == 0) {
-        setsid();
-        pid_t wd = fork();
-        if (wd == 0)
-            watchdog_exec(path, argv, pidfd, dirfd, report[1]);
-        _exit(write(report[1], &wd, sizeof(wd)) == (ssize_t)sizeof(wd) ? 0 : 1);
-    }
-    close(report[1]);
-    cleanup_close int report_fd = report[0];
-    if (mid < 0)
-        return ac_error(err, errno, "tier %d: watchdog: fork", st->tier);
-    waitpid(mid, NULL, 0);
-    /* the pid from the middle process, then EOF once the watchdog has
-     * exec'd, or its exec errno */
+    static char *const empty_env[] = {NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&attr);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+    for (int i = 0; i < 3; i++)
+        posix_spawn_file_actions_addopen(&fa, i, "/dev/null", O_RDWR, 0);
+    posix_spawn_file_actions_adddup2(&fa, p, 3);
+    posix_spawn_file_actions_adddup2(&fa, d, 4);
+    posix_spawn_file_actions_addclosefrom_np(&fa, 5);
+    posix_spawn_file_actions_addchdir_np(&fa, "/");
     pid_t wd = -1;
-    int exec_errno = 0;
-    if (read(report_fd, &wd, sizeof(wd)) != (ssize_t)sizeof(wd) || wd <= 0)
-        return ac_error(err, EAGAIN, "tier %d: watchdog: fork", st->tier);
-    if (read(report_fd, &exec_errno, sizeof(exec_errno)) == (ssize_t)sizeof(exec_errno))
-        return ac_error(err, exec_errno, "tier %d: watchdog: exec `%s`", st->tier, path);
+    int r = (p < 0 || d < 0) ? errno : posix_spawn(&wd, path, &fa, &attr, argv, empty_env);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    if (r != 0)
+        return ac_error(err, r, "tier %d: watchdog: start `%s`", st->tier, path);
     st->watchdog_pid = wd;
     st->watchdog_start = process_start_time(wd); /* 0 if it is gone already: nothing to stop */
     return 0;

@@ -142,6 +142,10 @@ int state_save(const struct global_opts *g, const struct container_state *st, ac
     gen_str(gen, "sharedPidns");
     yajl_gen_bool(gen, st->shared_pidns);
     gen_annotations(gen, st->annotations);
+    if (st->hooks_mask) {
+        gen_str(gen, "hooks");
+        yajl_gen_integer(gen, st->hooks_mask);
+    }
     /* only for tiered containers: a plain one's state stays as it was */
     if (st->tier >= 0) {
         gen_str(gen, "tier");
@@ -233,6 +237,7 @@ int state_load(const struct global_opts *g, const char *id, struct container_sta
     yajl_val tier = yajl_tree_get(root, tpath, yajl_t_number);
     st->tier = tier && YAJL_IS_INTEGER(tier) ? (int)YAJL_GET_INTEGER(tier) : -1;
     st->timeout_ms = tree_int(root, "timeoutMs");
+    st->hooks_mask = (unsigned)tree_int(root, "hooks");
     st->watchdog_pid = (pid_t)tree_int(root, "watchdogPid");
     st->watchdog_start = (unsigned long long)tree_int(root, "watchdogStart");
     const char *apath[] = {"annotations", NULL};

@@ -30,6 +30,8 @@ struct container_state {
     char **annotations;    /* key, value, key, value..., NULL */
     int tier;              /* the tier the mapping applied, -1 (TIER_NONE) for a plain container */
     long long timeout_ms;  /* the tier's wall-clock limit, 0 = none */
+    unsigned hooks_mask;   /* bit k: config.json has hooks of kind k (start and delete
+                              read the config only when they have some to run) */
     pid_t watchdog_pid;    /* the tier's watchdog, started by start; 0 = none */
     unsigned long long watchdog_start; /* its /proc/PID/stat starttime */
 };
