@@ -54,6 +54,8 @@ COMMAND(list)
         ac_error_t e = NULL;
         if (state_load(g, ids[i], &st, &e) < 0) {
             ac_error_free(&e); /* deleted meanwhile */
+        } else if (st->creating) {
+            state_free(st); /* half-made: not a container (yet, or ever) */
         } else {
             enum container_status s = state_status(g, st);
             if (quiet) {

@@ -453,6 +453,13 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             cgroups_path = below_own = xasprintf("agentcage-%s", id);
         if (cgroup_resolve_path(cgroups_path, id, g->systemd_cgroup, &c.cgroup_path, err) < 0)
             goto out;
+        /* Recorded before it is made: if this runtime dies from here on,
+         * `delete --force` finds the cgroup (and whatever runs in it). */
+        struct container_state pre = {.id = (char *)id, .bundle = bundle, .rootfs = rootfs,
+                                      .cgroup_path = c.cgroup_path, .created = "", .owner = "",
+                                      .tier = TIER_NONE, .creating = true};
+        if (state_save(g, &pre, err) < 0)
+            goto out;
         if (cgroup_create(c.cgroup_path, spec->linux ? spec->linux->resources : NULL, err) < 0) {
             if (!g->is_rootless || !cgroup_refused(*err))
                 goto out;

@@ -142,6 +142,10 @@ int state_save(const struct global_opts *g, const struct container_state *st, ac
     gen_str(gen, "sharedPidns");
     yajl_gen_bool(gen, st->shared_pidns);
     gen_annotations(gen, st->annotations);
+    if (st->creating) {
+        gen_str(gen, "creating");
+        yajl_gen_bool(gen, true);
+    }
     if (st->hooks_mask) {
         gen_str(gen, "hooks");
         yajl_gen_integer(gen, st->hooks_mask);
@@ -238,6 +242,7 @@ int state_load(const struct global_opts *g, const char *id, struct container_sta
     st->tier = tier && YAJL_IS_INTEGER(tier) ? (int)YAJL_GET_INTEGER(tier) : -1;
     st->timeout_ms = tree_int(root, "timeoutMs");
     st->hooks_mask = (unsigned)tree_int(root, "hooks");
+    st->creating = tree_bool(root, "creating");
     st->watchdog_pid = (pid_t)tree_int(root, "watchdogPid");
     st->watchdog_start = (unsigned long long)tree_int(root, "watchdogStart");
     const char *apath[] = {"annotations", NULL};
@@ -259,6 +264,8 @@ int state_load(const struct global_opts *g, const char *id, struct container_sta
 
 enum container_status state_status(const struct global_opts *g, const struct container_state *st)
 {
+    if (st->creating)
+        return STATUS_CREATING;
     if (st->pid <= 0)
         return STATUS_STOPPED;
     unsigned long long start = process_start_time(st->pid);

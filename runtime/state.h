@@ -27,6 +27,9 @@ struct container_state {
     unsigned long long pid_start_time; /* /proc/PID/stat starttime, guards PID reuse */
     bool systemd_cgroup;
     bool shared_pidns;     /* no new pid namespace: kill must walk the cgroup */
+    bool creating;         /* written before the cgroup is made, replaced once the
+                              container exists: a create that died leaves this,
+                              which `delete --force` cleans up and `list` skips */
     char **annotations;    /* key, value, key, value..., NULL */
     int tier;              /* the tier the mapping applied, -1 (TIER_NONE) for a plain container */
     long long timeout_ms;  /* the tier's wall-clock limit, 0 = none */
