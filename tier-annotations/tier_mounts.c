@@ -210,6 +210,27 @@ static size_t insert_position(yajl_val mounts, const char *dest)
     return mounts->u.array.len;
 }
 
+/* The engine's own copy of a plumbing file (/etc/hosts, /etc/resolv.conf,
+ * /dev/shm ...), kept in its state folders (/var/lib/docker/containers/ID/,
+ * /var/lib/containers/.../userdata/, /run/user/UID/containers/... for
+ * rootless Podman, /var/lib/kubelet/pods/... for the termination log),
+ * which are otherwise forbidden sources: the same name as the destination,
+ * and nowhere near the host's own /etc, /proc, /sys, /dev, /boot or /root. */
+static bool engine_file(const char *src, const char *dest)
+{
+    static const char *const host_dirs[] = {"/etc", "/proc", "/sys", "/dev", "/boot", "/root"};
+    for (size_t k = 0; k < sizeof(host_dirs) / sizeof(host_dirs[0]); k++)
+        if (path_within(src, host_dirs[k]))
+            return false;
+    if (strchr(src + 1, '/') == NULL)
+        return false; /* a top-level folder is no engine's file */
+    if (strcmp(dest, "/dev/termination-log") == 0)
+        return path_within(src, "/var/lib/kubelet/pods");
+    const char *sb = strrchr(src, '/') + 1, *db = strrchr(dest, '/') + 1;
+    return strcmp(sb, db) == 0 || (strcmp(db, "resolv.conf") == 0 && strcmp(sb, "resolv.conf.d") != 0 &&
+                                   strncmp(sb, "resolv", 6) == 0);
+}
+
 /* A home directory: /root or /home/NAME (as a bind's source or destination),
  * where no new name may appear at the top (.profile, .ssh ...). */
 static bool home_like(const char *path)
@@ -229,9 +250,9 @@ static int map_bind(struct tier_ctx *c, size_t i, yajl_val m, const char *dest, 
     cleanup_free char *norm = normalise(source);
     if (norm == NULL)
         return tier_refuse(c, err, "mount of %s (mounts[%zu]): a relative source leaving the bundle", source, i);
-    if (source_forbidden(c->defs, norm))
-        return tier_refuse(c, err, "mount of %s (mounts[%zu])", source, i);
     bool plumbing = tier_strv_has(&c->defs->plumbing_mounts, dest);
+    if (source_forbidden(c->defs, norm) && !(plumbing && engine_file(norm, dest)))
+        return tier_refuse(c, err, "mount of %s (mounts[%zu])", source, i);
     /* /dev/shm stays writable: shared memory, under the /dev the runtime
      * gives Landlock itself */
     if (c->def->binds_readonly && strcmp(dest, "/dev/shm") != 0) {
