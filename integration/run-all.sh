@@ -10,7 +10,7 @@
 #   TEST_TIMEOUT  seconds per integration test (default 60)
 #   VERBOSE=1     print each failing test's full log
 #   SUITES        the other suites run after the integration tests (default:
-#                 "engines vm fuzz sanitize bench"; "" for none). Skipped when
+#                 "engines rootless vm fuzz sanitize bench"; "" for none). Skipped when
 #                 TESTS is set.
 #   TIMES=1       print how long each passing test took
 # Tests listed in a file's XFAIL_RUNC variable are known runc bugs: under runc
@@ -123,13 +123,14 @@ done
 # SUITES="engines vm" picks some.
 declare -A suite_cmd=(
     [engines]="$IT_DIR/engines/run.sh"
+    [rootless]="$IT_DIR/rootless/run.sh"
     [vm]="$IT_DIR/vm/ci.sh"
     [fuzz]="$REPO_DIR/tests/fuzz/run-ci.sh"
     [sanitize]="$REPO_DIR/tests/sanitize-ci.sh"
     [bench]="$IT_DIR/bench/run.sh --quick --check"
 )
 if [ -z "${TESTS:-}" ]; then
-    for suite in ${SUITES-engines vm fuzz sanitize bench}; do
+    for suite in ${SUITES-engines rootless vm fuzz sanitize bench}; do
         cmd="${suite_cmd[$suite]:-}"
         if [ -z "$cmd" ] || [ ! -x "${cmd%% *}" ]; then
             echo "FAIL - suite $suite: no runner ${cmd%% *}"; failed=$((failed + 1)); continue

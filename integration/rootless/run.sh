@@ -284,8 +284,10 @@ t_podman() {
     fi
     out="$(PS main --runtime agentcage --runtime-flag rootless-limits=best-effort run --rm --network none \
         --annotation io.agentcage.tier=1 $IMG sh -c 'touch /x 2>/dev/null && echo root-rw || echo root-ro; touch /workspace/f && echo ws-ok; grep ^NoNewPrivs /proc/self/status | tr -s "\t" " "' 2>&1)"; rc=$?
+    # (the "limits not enforced" warning goes to Podman's --log file, not to
+    # the terminal; the direct tests above check its wording)
     check podman_tier1_best_effort "$( [ $rc == 0 ] && has "$out" root-ro && has "$out" ws-ok && has "$out" "NoNewPrivs: 1" &&
-        has "$out" "limits not enforced" && echo yes || echo "rc=$rc: $(why "$out")")"
+        echo yes || echo "rc=$rc: $(why "$out")")"
     # the same with Podman's run root outside /run/user (what the tier needs today)
     podman_store alt "$W/podman/alt/run"
     mkdir -p "$W/podman/alt/run"; chown "$RL_UID:$RL_GID" "$W/podman/alt/run"
