@@ -368,6 +368,17 @@ COMMAND(exec)
             goto out;
         }
     }
+    /* Not host root: joining the container's pid namespace takes
+     * CAP_SYS_ADMIN in its user namespace, so that one is joined first,
+     * here (the child then has it already). */
+    if (pid_fd >= 0 && geteuid() != 0 && c.join_fds[0] >= 0) {
+        if (setns(c.join_fds[0], CLONE_NEWUSER) < 0) {
+            ac_error(err, errno, "exec: join the container's user namespace");
+            goto out;
+        }
+        close(c.join_fds[0]);
+        c.join_fds[0] = -1;
+    }
     if (pid_fd >= 0) {
         saved_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
         if (setns(pid_fd, CLONE_NEWPID) < 0) {

@@ -1,11 +1,13 @@
 /* ps [--format table|json] ID [ps args]: the processes in the container's
  * cgroup; the table comes from the host's ps(1), filtered to them. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +21,37 @@ static bool has_pid(const pid_t *pids, size_t n, long pid)
         if (pids[i] == pid)
             return true;
     return false;
+}
+
+/* Without a cgroup (rootless, --cgroup-manager disabled): the processes in
+ * the container's pid namespace. */
+static int pidns_pids(pid_t init, pid_t **out, size_t *n, ac_error_t *err)
+{
+    char path[64];
+    struct stat want, st;
+    snprintf(path, sizeof(path), "/proc/%d/ns/pid", init);
+    if (stat(path, &want) < 0)
+        return 0; /* gone: no processes */
+    DIR *d = opendir("/proc");
+    if (d == NULL)
+        return ac_error(err, errno, "ps: open /proc");
+    size_t cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        uint64_t pid;
+        if (parse_uint64(de->d_name, &pid) < 0)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/ns/pid", de->d_name);
+        if (stat(path, &st) < 0 || st.st_ino != want.st_ino || st.st_dev != want.st_dev)
+            continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            *out = xrealloc(*out, cap * sizeof(pid_t));
+        }
+        (*out)[(*n)++] = (pid_t)pid;
+    }
+    closedir(d);
+    return 0;
 }
 
 COMMAND(ps)
@@ -42,7 +75,8 @@ COMMAND(ps)
         return -1;
     cleanup_free pid_t *pids = NULL;
     size_t n = 0;
-    if (st->cgroup_path[0] && cgroup_pids(st->cgroup_path, &pids, &n, err) < 0)
+    if (st->cgroup_path[0] ? cgroup_pids(st->cgroup_path, &pids, &n, err) < 0
+                           : pidns_pids(st->pid, &pids, &n, err) < 0)
         return -1;
     if (json) {
         fputs("[", stdout);
