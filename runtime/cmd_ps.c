@@ -27,7 +27,7 @@ static bool has_pid(const pid_t *pids, size_t n, long pid)
  * the container's pid namespace. */
 static int pidns_pids(pid_t init, pid_t **out, size_t *n, ac_error_t *err)
 {
-    char path[64];
+    char path[300];
     struct stat want, st;
     snprintf(path, sizeof(path), "/proc/%d/ns/pid", init);
     if (stat(path, &want) < 0)
