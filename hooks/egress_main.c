@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../runtime/sync.h"
 #include "../runtime/utils.h"
 #include "audit.h"
 #include "hook_state.h"
@@ -763,9 +764,9 @@ static int loopback_up_here(ac_error_t *err)
     return 0;
 }
 
-/* The listening socket, made inside the container's netns: a socket keeps
- * the namespace it was created in, so after switching back the daemon
- * accepts container connections and connects out on the host. */
+/* The listening socket, made inside the container's netns by a child: a
+ * socket keeps the namespace it was created in, so the daemon accepts the
+ * container's connections on it and connects out on the host. */
 static int listen_in_container(pid_t pid, ac_error_t *err)
 {
     cleanup_close int host_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -785,29 +786,66 @@ static int listen_in_container(pid_t pid, ac_error_t *err)
     if (host_st.st_ino == cont_st.st_ino && host_st.st_dev == cont_st.st_dev)
         return ac_error(err, 0, "the container shares the host's network namespace: an egress proxy "
                                 "needs a network namespace of its own");
-    if (setns(container_ns, CLONE_NEWNET) < 0)
-        return ac_error(err, errno, "setns into the container's network namespace");
-    int fd = -1, one = 1;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)conf.port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    int r = loopback_up_here(err);
-    if (r == 0) {
-        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-            bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
-            r = ac_error(err, errno, "listen on 127.0.0.1:%d in the container", conf.port);
+    /* A child enters the container's namespace, makes the socket and hands
+     * it back; we never leave the host's (rootless, there is no way back). */
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+        return ac_error(err, errno, "socketpair");
+    pid_t child = fork();
+    if (child < 0) {
+        close(pair[0]);
+        close(pair[1]);
+        return ac_error(err, errno, "fork");
     }
-    if (setns(host_ns, CLONE_NEWNET) < 0) {
-        /* never go on in the wrong namespace */
-        fprintf(stderr, PROG ": setns back to the host's network namespace: %s\n", strerror(errno));
-        _exit(1);
+    if (child == 0) {
+        close(pair[0]);
+        ac_error_t e = NULL;
+        int fd = -1, one = 1;
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)conf.port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        /* Rootless, the capability to enter the container's network
+         * namespace is held in its user namespace: enter that first (a
+         * no-op when it is ours). */
+        char upath[64];
+        snprintf(upath, sizeof(upath), "/proc/%d/ns/user", pid);
+        int user_ns = open(upath, O_RDONLY | O_CLOEXEC);
+        struct stat own, theirs;
+        if (user_ns >= 0 && geteuid() != 0 && stat("/proc/self/ns/user", &own) == 0 && fstat(user_ns, &theirs) == 0 &&
+            own.st_ino != theirs.st_ino && setns(user_ns, CLONE_NEWUSER) < 0)
+            ac_error(&e, errno, "setns into the container's user namespace");
+        else if (setns(container_ns, CLONE_NEWNET) < 0)
+            ac_error(&e, errno, "setns into the container's network namespace");
+        else if (loopback_up_here(&e) == 0) {
+            fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+                bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
+                ac_error(&e, errno, "listen on 127.0.0.1:%d in the container", conf.port);
+        }
+        if (e) {
+            char *msg = ac_error_string(e);
+            if (write_all(pair[1], msg, strlen(msg)) < 0)
+                _exit(1);
+            _exit(1);
+        }
+        _exit(send_fd(pair[1], fd, "l") < 0 ? 1 : 0);
     }
-    if (r < 0) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
+    close(pair[1]);
+    /* the socket (SCM_RIGHTS), or the child's one-line error as data */
+    char msg[512] = "";
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {.iov_base = msg, .iov_len = sizeof(msg) - 1};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+    ssize_t n = recvmsg(pair[0], &mh, MSG_CMSG_CLOEXEC);
+    close(pair[0]);
+    waitpid(child, NULL, 0);
+    struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+    if (cm && cm->cmsg_type == SCM_RIGHTS) {
+        int fd;
+        memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+        return fd;
     }
-    return fd;
+    msg[n > 0 ? n : 0] = '\0';
+    return ac_error(err, 0, "%s", msg[0] ? msg : "make the listening socket in the container");
 }
 
 /* Double fork: the daemon is reparented, in a session of its own, with
@@ -820,6 +858,9 @@ static int start_daemon(int listen_fd, ac_error_t *err)
         return ac_error(err, errno, "pipe");
     if (mkdir_p(conf.pid_dir, 0700, err) < 0)
         return -1;
+    struct stat pd;
+    if (lstat(conf.pid_dir, &pd) < 0 || !S_ISDIR(pd.st_mode) || pd.st_uid != geteuid())
+        return ac_error(err, 0, "pid folder `%s` is not a folder of ours", conf.pid_dir);
     pid_t child = fork();
     if (child < 0)
         return ac_error(err, errno, "fork");
@@ -975,6 +1016,13 @@ int main(int argc, char **argv)
     if (optind < argc) {
         fprintf(stderr, PROG ": unexpected argument `%s` (see --help)\n", argv[optind]);
         return 2;
+    }
+    /* a user who is not root cannot write under /run: the same per-user
+     * place for the start and the --stop call */
+    static char user_pid_dir[64];
+    if (strcmp(conf.pid_dir, DEFAULT_PID_DIR) == 0 && geteuid() != 0) {
+        snprintf(user_pid_dir, sizeof(user_pid_dir), "/tmp/agentcage-egress-%u", (unsigned)geteuid());
+        conf.pid_dir = user_pid_dir;
     }
     struct hook_state st;
     if (hook_state_read(0, &st, &err) < 0)

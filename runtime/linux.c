@@ -472,9 +472,11 @@ void init_main(const struct init_config *c)
      * a handle on the runtime binary for the container. Die with the runtime
      * while it is setting us up. */
     /* Rootless, the runtime (or newuidmap, which checks the owner of
-     * /proc/<pid>) must still open our /proc files to map our ids, which a
-     * non-dumpable process denies it: until GO we are alone in namespaces
-     * that hold nothing of a container yet. */
+     * /proc/<pid>) must open our /proc files to map our ids, and the
+     * createRuntime hooks (the egress proxy) our namespaces, which a
+     * non-dumpable process denies to a user who is not host root. There
+     * the attack does not apply: that user cannot write the runtime binary
+     * anyway. So rootless we stay dumpable until execve. */
     if (!c->rootless)
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -486,8 +488,6 @@ void init_main(const struct init_config *c)
     size_t states_len = 0;
     if (sync_recv(c->sync_fd, &t, &states, &states_len) < 0 || t != SYNC_GO)
         _exit(1);
-    if (c->rootless)
-        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     /* states = "creating" state JSON, NUL, "created" state JSON */
     const char *state_creating = states;
     const char *state_created = states + strlen(states) + 1;

@@ -298,6 +298,21 @@ int tier_map_mounts(struct tier_ctx *c, ac_error_t *err)
             return tier_refuse(c, err, "a mount on / (mounts[%zu])", i);
         have_workspace |= strcmp(norm_dest, "/workspace") == 0;
         have_tmp |= strcmp(norm_dest, "/tmp") == 0;
+        if (is_bind(m) && strcmp(norm_dest, "/sys") == 0 && tj_get_str(m, "source") &&
+            strcmp(tj_get_str(m, "source"), "/sys") == 0) {
+            /* rootless configs bind the host's /sys: a fresh read-only
+             * sysfs of the container's own network namespace instead (the
+             * runtime falls back to a read-only bind where it cannot) */
+            tj_set(m, "type", tj_new_string("sysfs"));
+            tj_set(m, "source", tj_new_string("sysfs"));
+            yajl_val options = tj_new_array();
+            static const char *const sysfs_opts[] = {"nosuid", "noexec", "nodev", "ro"};
+            for (size_t k = 0; k < 4; k++)
+                tj_push(options, tj_new_string(sysfs_opts[k]));
+            tj_set(m, "options", options);
+            tier_decide(c, "mounts[%zu] /sys: the host's /sys bind replaced by a read-only sysfs", i);
+            continue;
+        }
         if (is_bind(m)) {
             if (map_bind(c, i, m, norm_dest, err) < 0)
                 return -1;

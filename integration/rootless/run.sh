@@ -169,6 +169,18 @@ t_tier_limits() {
     check rootless_limits_flag_checked "$( [ $rc == 1 ] && has "$out" "expected refuse or best-effort" && echo yes || echo "rc=$rc: $(why "$out")")"
 }
 
+t_tier2_egress() {
+    # tier 2 rootless: the egress proxy starts (it enters the container's
+    # user namespace for its network namespace) and refuses an unlisted host
+    local b out rc
+    b="$(bundle tier2 "$USERNS | .linux.namespaces += [{type: \"network\"}] |
+        .annotations = {\"io.agentcage.tier\": \"2\", \"io.agentcage.egress\": \"allowed.test\"}" sh -c \
+        'echo "proxy=$HTTP_PROXY"; wget -q -O- http://denied.test/ 2>&1 | head -1')"
+    out="$(U "$A" --rootless-limits best-effort run -b "$b" rl-tier2 2>&1)"; rc=$?
+    check tier2_egress_proxy "$( [ $rc == 0 ] && has "$out" "proxy=http://127.0.0.1:3128" && has "$out" "403" &&
+        echo yes || echo "rc=$rc: $(why "$out")")"
+}
+
 t_plain_limits_warn() {
     local b out rc n
     b="$(bundle mem '.linux.resources = {memory: {limit: 268435456}, pids: {limit: 50}}' true)"
@@ -354,6 +366,7 @@ t_unshare_run
 t_unshare_lifecycle
 t_user_run
 t_tier_limits
+t_tier2_egress
 t_plain_limits_warn
 t_refusals
 t_podman
