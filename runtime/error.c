@@ -170,11 +170,39 @@ void ac_log(enum ac_log_level level, const char *fmt, ...)
     errno = saved;
 }
 
+/* An error is one line, of a readable length, whatever values it quotes
+ * (an id with a newline, a 10 MB hostname): control characters escaped, and
+ * a long middle cut out (the head names the field, the tail the cause). */
+static char *one_line(const char *msg)
+{
+    enum { HEAD = 600, TAIL = 300 };
+    size_t len = strlen(msg);
+    char *out = xmalloc(4 * len + 64);
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (len > HEAD + TAIL + 64 && i == HEAD) {
+            o += (size_t)sprintf(out + o, " [... %zu bytes ...] ", len - HEAD - TAIL);
+            i = len - TAIL;
+        }
+        unsigned char c = (unsigned char)msg[i];
+        if (c == '\n')
+            o += (size_t)sprintf(out + o, "\\n");
+        else if (c < 0x20 || c == 0x7f)
+            o += (size_t)sprintf(out + o, "\\x%02x", c);
+        else
+            out[o++] = (char)c;
+    }
+    out[o] = '\0';
+    return out;
+}
+
 void ac_error_report(ac_error_t *err)
 {
-    char *msg = ac_error_string(err ? *err : NULL);
-    if (msg == NULL)
+    char *full = ac_error_string(err ? *err : NULL);
+    if (full == NULL)
         return;
+    char *msg = one_line(full);
+    free(full);
     log_write(AC_LOG_ERROR, msg);
     if (log_to_stderr_too || log_format == AC_LOG_JSON) {
         char *line = xasprintf("agentcage: %s\n", msg);
