@@ -266,11 +266,15 @@ sc_docker_tier_runtime() {
         skip "agentcage has no --default-tier yet"
         return 77
     fi
-    local name rc
-    for name in agentcage-read agentcage-write agentcage-network agentcage-irreversible; do
+    local name rc out
+    for name in agentcage-read agentcage-write agentcage-network; do
         D run --rm --runtime "$name" --network none "$IMAGE" true > /dev/null 2>&1; rc=$?
         want "rc_$name" 0 "$rc"
     done
+    # tier 3 needs a human's grant first: without one Docker reports the
+    # approval gate's refusal
+    out="$(D run --rm --runtime agentcage-irreversible --network none "$IMAGE" true 2>&1)"; rc=$?
+    want rc_agentcage-irreversible_refused yes "$( [ $rc != 0 ] && case "$out" in *"no approval"*) echo yes ;; *) echo "rc=$rc: $out" ;; esac)"
     # engines build exec's process.json from the container's original config
     local c; c="$(cn tier)"; xrm "$c"
     D run -d --name "$c" --runtime agentcage-write --network none "$IMAGE" sleep 300 > /dev/null 2>&1

@@ -173,7 +173,7 @@ t_tier2_egress() {
     # tier 2 rootless: the egress proxy starts (it enters the container's
     # user namespace for its network namespace) and refuses an unlisted host
     local b out rc
-    b="$(bundle tier2 "$USERNS | .linux.namespaces += [{type: \"network\"}] |
+    b="$(bundle tier2 "$USERNS |
         .annotations = {\"io.agentcage.tier\": \"2\", \"io.agentcage.egress\": \"allowed.test\"}" sh -c \
         'echo "proxy=$HTTP_PROXY"; wget -q -O- http://denied.test/ 2>&1 | head -1')"
     out="$(U "$A" --rootless-limits best-effort run -b "$b" rl-tier2 2>&1)"; rc=$?

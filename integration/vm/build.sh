@@ -126,6 +126,11 @@ build_payload() {
     rm -rf "$tmp"
     mkdir -p "$tmp/usr/local/bin" "$tmp/vm"
     cp "$bin" "$tmp/usr/local/bin/agentcage"
+    # its helpers live next to it: the watchdog and the policy hooks
+    local helper
+    for helper in "$(dirname "$bin")"/agentcage-*; do
+        [ -x "$helper" ] && cp "$helper" "$tmp/usr/local/bin/"
+    done
     local lib
     for lib in $(ldd "$bin" | awk '/=> \// {print $3} /^\s*\/[^ ]+ \(/ {print $1}'); do
         mkdir -p "$tmp$(dirname "$lib")"
