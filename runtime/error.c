@@ -21,9 +21,7 @@ int ac_error(ac_error_t *err, int errno_value, const char *fmt, ...)
         return -1;
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    char *msg = xvasprintf(fmt, ap);
     va_end(ap);
     struct ac_error *e = calloc(1, sizeof(*e));
     if (e == NULL) {
@@ -42,9 +40,7 @@ int ac_error_wrap(ac_error_t *err, const char *fmt, ...)
         return -1;
     va_list ap;
     va_start(ap, fmt);
-    char *prefix = NULL;
-    if (vasprintf(&prefix, fmt, ap) < 0)
-        prefix = NULL;
+    char *prefix = xvasprintf(fmt, ap);
     va_end(ap);
     if (prefix) {
         char *n = NULL;
@@ -155,9 +151,7 @@ void ac_log(enum ac_log_level level, const char *fmt, ...)
     int saved = errno;
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    char *msg = xvasprintf(fmt, ap);
     va_end(ap);
     if (msg) {
         log_write(level, msg);

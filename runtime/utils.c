@@ -51,13 +51,19 @@ char *xstrdup(const char *s)
     return r;
 }
 
+char *xvasprintf(const char *fmt, va_list ap)
+{
+    char *r = NULL;
+    if (vasprintf(&r, fmt, ap) < 0)
+        oom();
+    return r;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
     va_list ap;
-    char *r = NULL;
     va_start(ap, fmt);
-    if (vasprintf(&r, fmt, ap) < 0)
-        oom();
+    char *r = xvasprintf(fmt, ap);
     va_end(ap);
     return r;
 }

@@ -2,6 +2,7 @@
 #ifndef AGENTCAGE_UTILS_H
 #define AGENTCAGE_UTILS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +32,7 @@ void *xcalloc(size_t n, size_t m);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /* Whole-file read (NUL terminated; *len without the NUL). */
 int read_all_file(const char *path, char **out, size_t *len, ac_error_t *err);

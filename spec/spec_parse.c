@@ -143,9 +143,7 @@ __attribute__((format(printf, 2, 3))) static int fail(struct walk *w, const char
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    char *msg = xvasprintf(fmt, ap);
     va_end(ap);
     if (w->path_len)
         ac_error(w->err, 0, "%s: %s: %s", w->what, w->path, msg ? msg : "invalid value");
@@ -160,9 +158,7 @@ __attribute__((format(printf, 3, 4))) static int fail_at(struct walk *w, const c
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
+    char *msg = xvasprintf(fmt, ap);
     va_end(ap);
     size_t saved = path_push_key(w, key);
     fail(w, "%s", msg ? msg : "invalid value");

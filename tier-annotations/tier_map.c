@@ -24,9 +24,7 @@ void tier_decide(struct tier_ctx *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *line = NULL;
-    if (vasprintf(&line, fmt, ap) < 0)
-        line = NULL;
+    char *line = xvasprintf(fmt, ap);
     va_end(ap);
     if (line == NULL)
         return;
@@ -38,9 +36,7 @@ int tier_refuse(struct tier_ctx *c, ac_error_t *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *what = NULL;
-    if (vasprintf(&what, fmt, ap) < 0)
-        what = NULL;
+    char *what = xvasprintf(fmt, ap);
     va_end(ap);
     ac_error(err, 0, "tier %d forbids %s", c->tier, what ? what : "this config");
     free(what);
