@@ -389,15 +389,8 @@ COMMAND(exec)
     c.sync_fd = sync_fds[1];
     if (st->cgroup_path[0])
         cgroup_fd = cgroup_v2_dirfd(st->cgroup_path);
-    if (cgroup_fd >= 0) {
-        struct clone_args {
-            uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
-                set_tid_size, cgroup;
-        } args = {.flags = 0x200000000ULL, .exit_signal = SIGCHLD, .cgroup = (uint64_t)cgroup_fd};
-        child = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-    } else {
-        child = fork();
-    }
+    bool into_cgroup;
+    child = clone_child(0, cgroup_fd, &into_cgroup);
     if (child < 0) {
         ac_error(err, errno, "exec: fork");
         goto out;
@@ -410,7 +403,7 @@ COMMAND(exec)
         setns(saved_pidns, CLONE_NEWPID);
     close(sync_fds[1]);
     sync_fds[1] = -1;
-    if (cgroup_fd < 0 && st->cgroup_path[0] && cgroup_enter(st->cgroup_path, child, err) < 0)
+    if (!into_cgroup && st->cgroup_path[0] && cgroup_enter(st->cgroup_path, child, err) < 0)
         goto out_kill;
     if (sync_send(sync_fds[0], SYNC_GO, NULL, 0) < 0) {
         ac_error(err, errno, "exec: start the process");

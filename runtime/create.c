@@ -70,24 +70,6 @@ static int write_id_map(pid_t pid, const char *file, const struct oci_idmap *m, 
     return 0;
 }
 
-/* Raw clone that returns in the child like fork(); CLONE_INTO_CGROUP when a
- * cgroup2 directory fd is given, so the child starts inside its cgroup. */
-static pid_t clone_child(unsigned long flags, int cgroup_fd)
-{
-    if (cgroup_fd >= 0) {
-        struct clone_args {
-            uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
-                set_tid_size, cgroup;
-        } args = {.flags = flags | 0x200000000ULL /* CLONE_INTO_CGROUP */,
-                  .exit_signal = SIGCHLD,
-                  .cgroup = (uint64_t)cgroup_fd};
-        long r = syscall(SYS_clone3, &args, sizeof(args));
-        if (r >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL))
-            return (pid_t)r;
-    }
-    return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
-}
-
 static int resolve_rootfs(const char *bundle, const struct oci_spec *spec, char **out, ac_error_t *err)
 {
     if (spec->root_path == NULL || *spec->root_path == '\0')
@@ -111,7 +93,7 @@ struct ns_plan {
     unsigned long clone_flags;
     int join_fds[NS_COUNT];
     bool new_userns, new_cgroupns, new_timens, new_netns, new_utsns, new_mntns, new_pidns;
-    int pid_join_fd, time_join_fd;
+    int pid_join_fd;
 };
 
 static void ns_plan_close(struct ns_plan *p)
@@ -536,7 +518,6 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         .fifo_fd = fifo_fd,
         .console_fd = console_fd,
         .new_userns = plan.new_userns,
-        .new_mntns = plan.new_mntns,
         .new_netns = plan.new_netns,
         .new_utsns = plan.new_utsns,
         .new_cgroupns = plan.new_cgroupns,
@@ -548,7 +529,8 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         .rootless = g->is_rootless,
     };
     memcpy(ic.join_fds, plan.join_fds, sizeof(ic.join_fds));
-    c.child = clone_child(plan.clone_flags, plan.new_userns ? -1 : cgroup_fd);
+    bool into_cgroup;
+    c.child = clone_child(plan.clone_flags, plan.new_userns ? -1 : cgroup_fd, &into_cgroup);
     if (c.child < 0) {
         c.child = 0;
         ac_error(err, errno, "clone the container process");
@@ -577,7 +559,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             write_id_map(c.child, "uid_map", spec->linux->uid_mappings, spec->linux->n_uid_mappings, err) < 0)
             goto out;
     }
-    if (c.cgroup_made && cgroup_enter(c.cgroup_path, c.child, err) < 0)
+    if (c.cgroup_made && !into_cgroup && cgroup_enter(c.cgroup_path, c.child, err) < 0)
         goto out;
     if (spec->process->has_oom_score_adj) {
         cleanup_free char *path = xasprintf("/proc/%d/oom_score_adj", c.child);
@@ -597,7 +579,6 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     st.bundle = bundle;
     st.rootfs = rootfs;
     st.cgroup_path = c.cgroup_path ? c.cgroup_path : "";
-    st.config_path = config_path;
     st.created = rfc3339_now();
     st.owner = "";
     st.pid = c.child;

@@ -76,6 +76,27 @@ int loopback_up(ac_error_t *err)
     return 0;
 }
 
+pid_t clone_child(unsigned long flags, int cgroup_fd, bool *into_cgroup)
+{
+    *into_cgroup = false;
+    if (cgroup_fd >= 0) {
+        struct clone_args {
+            uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+                set_tid_size, cgroup;
+        } args = {.flags = flags | 0x200000000ULL /* CLONE_INTO_CGROUP */,
+                  .exit_signal = SIGCHLD,
+                  .cgroup = (uint64_t)cgroup_fd};
+        long r = syscall(SYS_clone3, &args, sizeof(args));
+        if (r >= 0) {
+            *into_cgroup = true;
+            return (pid_t)r;
+        }
+        if (errno != ENOSYS && errno != E2BIG && errno != EINVAL)
+            return -1;
+    }
+    return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
 void prepare_inherited_fds(int preserve_fds)
 {
     unsigned int first = 3 + (unsigned int)(preserve_fds > 0 ? preserve_fds : 0);

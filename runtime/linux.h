@@ -27,7 +27,7 @@ struct init_config {
     int fifo_fd;          /* exec fifo, O_RDWR: read blocks until start */
     int console_fd;       /* console socket or -1 */
     int join_fds[NS_COUNT]; /* setns fds by ns_join_order slot, or -1 */
-    bool new_userns, new_mntns, new_netns, new_utsns, new_cgroupns;
+    bool new_userns, new_netns, new_utsns, new_cgroupns;
     bool no_pivot, no_new_keyring;
     int preserve_fds;
     /* The tier the mapping applied (create.c passes what tier_map returned,
@@ -65,6 +65,10 @@ int seccomp_listener_forward(int sync_fd, const struct oci_seccomp *seccomp, con
 /* Find the executable the way execvp would, in PATH from env (or a default
  * PATH). Errors use the words engines map to exit codes 126/127. */
 int find_executable(const char *name, char *const *env, char **out, ac_error_t *err);
+/* Clone that returns in the child like fork(). With a cgroup2 directory fd
+ * (pure v2 hosts) it is clone3 with CLONE_INTO_CGROUP, so the child starts in
+ * its cgroup and *into_cgroup says no cgroup.procs write is needed. */
+pid_t clone_child(unsigned long flags, int cgroup_fd, bool *into_cgroup);
 /* Mark every fd >= 3 + preserve_fds close-on-exec, and clear it on the
  * preserved ones. */
 void prepare_inherited_fds(int preserve_fds);

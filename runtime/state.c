@@ -79,7 +79,6 @@ void state_free(struct container_state *st)
     free(st->bundle);
     free(st->rootfs);
     free(st->cgroup_path);
-    free(st->config_path);
     free(st->created);
     free(st->owner);
     if (st->annotations)

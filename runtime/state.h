@@ -20,7 +20,6 @@ struct container_state {
     char *bundle;          /* absolute */
     char *rootfs;          /* absolute */
     char *cgroup_path;     /* resolved cgroup path, "" if none */
-    char *config_path;     /* absolute path of config.json used */
     char *created;         /* RFC3339 with nanoseconds */
     char *owner;           /* "" */
     pid_t pid;             /* init process, 0 when not started */
