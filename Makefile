@@ -28,7 +28,13 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/tier_filters.o
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
-all: deps $(AGENTCAGE_BIN) $(WATCHDOG_BIN)
+# `make` first installs what is missing, then builds in a second make: the
+# library flags come from pkg-config, which only answers once the -dev
+# packages are there, so they must be read by a make started after deps.
+all: deps
+	@$(MAKE) --no-print-directory binaries
+
+binaries: $(AGENTCAGE_BIN) $(WATCHDOG_BIN)
 
 deps:
 	@scripts/setup-deps.sh
@@ -75,11 +81,13 @@ $(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libagentcage.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libagentcage.a $(LDLIBS)
 
-unit: $(TEST_BINS)
+unit: all
+	@$(MAKE) --no-print-directory $(TEST_BINS)
 	@tests/run-unit.sh $(TEST_BINS)
 
 # The whole suite, as CI runs it.
-test: all $(TEST_BINS)
+test: all
+	@$(MAKE) --no-print-directory $(TEST_BINS)
 	@integration/run-all.sh $(TEST_BINS)
 
 # ASan+UBSan+LeakSanitizer: the unit tests and a few real containers, built
@@ -108,7 +116,8 @@ FUZZ_LIB := $(BUILD)/fuzz/lib/libagentcage.a
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_SECONDS ?= 60
 
-fuzz: $(FUZZ_BINS)
+fuzz: deps
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
 
 # Only what the harnesses reach (the parsers, the state reader and their
 # helpers), so a file being edited elsewhere cannot break the fuzz build.
@@ -145,7 +154,7 @@ demo: all
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) agentcage agentcage-watchdog
 
-.PHONY: all deps unit test check sanitize sanitize-build fuzz fuzz-run clean demo install
+.PHONY: all binaries deps unit test check sanitize sanitize-build fuzz fuzz-run clean demo install
 
 # the agent policy hooks (hooks/)
 include hooks/Makefile.inc

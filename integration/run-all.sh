@@ -30,6 +30,13 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 
+# ---- checks run before the build (.ci/run's fresh-machine check): their
+# ok/FAIL lines, already printed, count in the final line
+if [ -n "${AGENTCAGE_PRECHECKS:-}" ] && [ -f "$AGENTCAGE_PRECHECKS" ]; then
+    passed=$((passed + $(grep -c '^ok ' "$AGENTCAGE_PRECHECKS")))
+    failed=$((failed + $(grep -c '^FAIL ' "$AGENTCAGE_PRECHECKS")))
+fi
+
 # ---- unit tests
 for bin in "$@"; do
     out="$("$bin" 2>&1)"; rc=$?
