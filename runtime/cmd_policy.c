@@ -2,6 +2,7 @@
  * so an operator can review it before any container runs. The mapping is
  * the one create uses, with the operator settings of the global flags. */
 #include <getopt.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <yajl/yajl_tree.h>
@@ -86,8 +87,13 @@ COMMAND(policy)
     if (tier_arg)
         annotate_tier(tree, tier_arg);
     struct tier_decisions decisions = {0};
-    int tier = tier_map(tree, &g->tier, &decisions, err);
+    cleanup_free char *bundle_dir = bundle ? realpath(bundle, NULL) : NULL;
+    int tier = tier_map(tree, bundle_dir, &g->tier, &decisions, err);
     if (tier < TIER_NONE) {
+        /* every refusal, each on its own line; the first is the error */
+        for (size_t i = 0; i < decisions.n; i++)
+            if (strncmp(decisions.lines[i], "refused: ", 9) == 0)
+                printf("# %s\n", decisions.lines[i]);
         yajl_tree_free(tree);
         tier_decisions_free(&decisions);
         return -1;

@@ -73,6 +73,9 @@ static void usage(FILE *f)
                "  --allowed-tiers LIST  tiers an annotation may choose, e.g. 0,1\n"
                "  --max-memory SIZE, --max-cpus N, --max-pids N, --max-timeout DURATION, --max-workspace SIZE\n"
                "  --audit-log FILE, --approvals-dir DIR, --hooks-dir DIR\n"
+               "  --allowed-hooks LIST  hook programs a bundle may run at a tier (colon-separated; default none)\n"
+               "  --bind-roots LIST     host folders a tiered bind mount may come from (default\n"
+               "                        /home:/srv:/tmp:/var/tmp:/mnt:/media, besides the bundle)\n"
                "  --version, --help\n\nCommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
@@ -91,7 +94,8 @@ enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_ROOT
 /* Operator settings for tiers, as flags (daemon.json runtimeArgs,
  * containerd options, containers.conf) over /etc/agentcage/agentcage.conf. */
 static const char *const tier_flags[] = {"default-tier", "allowed-tiers", "max-memory", "max-cpus", "max-pids",
-                                         "max-timeout", "max-workspace", "audit-log", "approvals-dir", "hooks-dir"};
+                                         "max-timeout", "max-workspace", "audit-log", "approvals-dir", "hooks-dir",
+                                         "allowed-hooks", "bind-roots"};
 #define N_TIER_FLAGS (sizeof(tier_flags) / sizeof(tier_flags[0]))
 
 static int load_tier_settings(struct tier_operator *op, const char **values, ac_error_t *err)
@@ -123,6 +127,8 @@ int main(int argc, char **argv)
         {"audit-log", required_argument, NULL, OPT_TIER_FLAG + 7},
         {"approvals-dir", required_argument, NULL, OPT_TIER_FLAG + 8},
         {"hooks-dir", required_argument, NULL, OPT_TIER_FLAG + 9},
+        {"allowed-hooks", required_argument, NULL, OPT_TIER_FLAG + 10},
+        {"bind-roots", required_argument, NULL, OPT_TIER_FLAG + 11},
         {"root", required_argument, NULL, OPT_ROOT},
         {"log", required_argument, NULL, OPT_LOG},
         {"log-format", required_argument, NULL, OPT_LOG_FORMAT},

@@ -5,6 +5,7 @@
  *   config.json        the input, or
  *   base               one line: a file under tests/data/ to start from
  *   annotations        optional: key=value lines added to the annotations
+ *                      (-key= removes one)
  *   flags              optional: operator flags, name=value lines
  *                      ("default-tier=1", "max-memory=256m")
  *   expected.json      the effective config.json (pretty), and
@@ -105,9 +106,13 @@ static bool each_setting(char *text, bool (*fn)(void *, const char *, const char
     return true;
 }
 
+/* key=value sets an annotation; -key= removes one the base has */
 static bool add_annotation(void *arg, const char *key, const char *value)
 {
-    tj_set(tj_get_object((yajl_val)arg, "annotations"), key, tj_new_string(value));
+    if (key[0] == '-')
+        tj_remove(tj_get_object((yajl_val)arg, "annotations"), key + 1);
+    else
+        tj_set(tj_get_object((yajl_val)arg, "annotations"), key, tj_new_string(value));
     return true;
 }
 
@@ -212,7 +217,7 @@ static void run_case(const char *dir)
         return;
     struct tier_decisions d = {0};
     cleanup_error ac_error_t err = NULL;
-    int tier = tier_map(tree, &op, &d, &err);
+    int tier = tier_map(tree, "/bundle", &op, &d, &err);
     if (tier < TIER_NONE) {
         cleanup_free char *msg = ac_error_string(err);
         cleanup_free char *line = xasprintf("%s\n", msg);
@@ -246,7 +251,7 @@ static void run_case(const char *dir)
         if (tier != TIER_NONE) {
             struct tier_decisions d2 = {0};
             cleanup_error ac_error_t err2 = NULL;
-            int again = tier_map(tree, &op, &d2, &err2);
+            int again = tier_map(tree, "/bundle", &op, &d2, &err2);
             cleanup_free char *json2 = tier_tree_to_json(tree, true);
             CHECK_EQ_INT(again, tier);
             if (json2 == NULL || strcmp(json, json2) != 0)
@@ -404,10 +409,287 @@ TEST(plain_without_tier_is_untouched)
     tier_operator_init(&op);
     struct tier_decisions d = {0};
     cleanup_error ac_error_t err = NULL;
-    CHECK_EQ_INT(tier_map(tree, &op, &d, &err), TIER_NONE);
+    CHECK_EQ_INT(tier_map(tree, NULL, &op, &d, &err), TIER_NONE);
     CHECK_EQ_INT(d.n, 0);
     cleanup_free char *out = tier_tree_to_json(tree, false);
     CHECK_EQ_STR(out, text);
+    yajl_tree_free(tree);
+}
+
+/* ---- cage integrity: what config.json and the annotations may ask for at
+ * a tier. Each case is a small config built from pieces; want is a
+ * substring of the refusal, or NULL when the tier must accept it. */
+
+struct integrity_case {
+    const char *label;
+    const char *tier;     /* the annotation's value, as JSON (a string, a number, null) */
+    const char *extra;    /* more top-level members, each with its leading comma */
+    const char *linux;    /* more members of linux */
+    const char *mounts;   /* more mounts, each with its leading comma */
+    const char *flags;    /* operator settings: name=value;name=value */
+    const char *want;
+};
+
+static char *integrity_config(const struct integrity_case *k)
+{
+    return xasprintf("{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},"
+                     "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"env\":[\"PATH=/bin\"]},"
+                     "\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"}%s],"
+                     "\"annotations\":{\"io.agentcage.tier\":%s}%s,"
+                     "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"ipc\"},{\"type\":\"network\"},"
+                     "{\"type\":\"mount\"}]%s}}",
+                     k->mounts ? k->mounts : "", k->tier ? k->tier : "\"1\"", k->extra ? k->extra : "",
+                     k->linux ? k->linux : "");
+}
+
+static void run_integrity_cases(const struct integrity_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct integrity_case *k = &cases[i];
+        cleanup_free char *text = integrity_config(k);
+        char ebuf[256];
+        yajl_val tree = yajl_tree_parse(text, ebuf, sizeof(ebuf));
+        if (tree == NULL) {
+            FAIL("%s: the test's JSON does not parse: %s", k->label, ebuf);
+            continue;
+        }
+        struct tier_operator op;
+        tier_operator_init(&op);
+        op.hooks_dir = "/usr/lib/agentcage";
+        cleanup_free char *flags = k->flags ? xstrdup(k->flags) : NULL;
+        char *save = NULL;
+        for (char *f = flags ? strtok_r(flags, ";", &save) : NULL; f; f = strtok_r(NULL, ";", &save)) {
+            char *eq = strchr(f, '=');
+            *eq = '\0';
+            cleanup_error ac_error_t ferr = NULL;
+            if (tier_operator_set(&op, f, eq + 1, &ferr) <= 0)
+                FAIL("%s: flag %s", k->label, f);
+        }
+        struct tier_decisions d = {0};
+        cleanup_error ac_error_t err = NULL;
+        int tier = tier_map(tree, "/bundle", &op, &d, &err);
+        cleanup_free char *msg = err ? ac_error_string(err) : NULL;
+        if (k->want == NULL && tier < 0)
+            FAIL("%s: refused: %s", k->label, msg ? msg : "(no message)");
+        else if (k->want && tier != -2)
+            FAIL("%s: accepted (tier %d), expected a refusal with `%s`", k->label, tier, k->want);
+        else if (k->want && (msg == NULL || strstr(msg, k->want) == NULL))
+            FAIL("%s: refusal `%s` does not say `%s`", k->label, msg ? msg : "(none)", k->want);
+        tier_decisions_free(&d);
+        yajl_tree_free(tree);
+    }
+}
+
+#define N_CASES(a) (sizeof(a) / sizeof(a[0]))
+
+/* The mapping of a whole config text with default operator settings. */
+static int map_text(const char *text)
+{
+    yajl_val tree = yajl_tree_parse(text, NULL, 0);
+    if (tree == NULL) {
+        FAIL("the test's JSON does not parse: %s", text);
+        return 0;
+    }
+    struct tier_operator op;
+    tier_operator_init(&op);
+    struct tier_decisions d = {0};
+    cleanup_error ac_error_t err = NULL;
+    int tier = tier_map(tree, NULL, &op, &d, &err);
+    tier_decisions_free(&d);
+    yajl_tree_free(tree);
+    return tier;
+}
+
+TEST(tier_annotation_fails_closed)
+{
+    static const struct integrity_case cases[] = {
+        {"none", "\"none\"", .want = "got `none`"},
+        {"4", "\"4\"", .want = "got `4`"},
+        {"trailing blank", "\"1 \"", .want = "got `1 `"},
+        {"leading blank", "\" 1\"", .want = "got ` 1`"},
+        {"empty", "\"\"", .want = "got ``"},
+        {"-1", "\"-1\"", .want = "got `-1`"},
+        {"01", "\"01\"", .want = "got `01`"},
+        {"a number", "1", .want = "got `1`"},
+        {"null", "null", .want = "got `null`"},
+        {"an object", "{}", .want = "got `{}`"},
+        {"with a default tier", "\"none\"", .flags = "default-tier=1;allowed-tiers=1", .want = "got `none`"},
+        {"a name", "\"write\""},
+        {"a digit", "\"1\""},
+        {"duplicate tier keys", "\"1\",\"io.agentcage.tier\":\"3\"", .want = "duplicate key annotations.io.agentcage.tier"},
+        {"duplicate annotations objects", "\"1\"", .extra = ",\"annotations\":{}", .want = "duplicate key annotations"},
+        {"duplicate key elsewhere", "\"1\"", .extra = ",\"hostname\":\"a\",\"hostname\":\"b\"", .want = "duplicate key hostname"},
+        {"duplicate key in an array element", "\"1\"",
+         .mounts = ",{\"destination\":\"/mnt\",\"destination\":\"/x\",\"type\":\"tmpfs\",\"source\":\"t\"}",
+         .want = "duplicate key mounts[1].destination"},
+        {"misspelt key case", "\"1\",\"IO.agentcage.TIER\":\"1\"", .want = "`IO.agentcage.TIER`: not an agentcage annotation"},
+        {"unknown agentcage annotation", "\"1\",\"io.agentcage.teir\":\"0\"", .want = "`io.agentcage.teir`: not an agentcage annotation"},
+        {"the mapping's own annotation", "\"1\",\"io.agentcage.landlock-rw\":\"/\"", .want = "written by the tier mapping"},
+        {"the mapping's own timeout", "\"1\",\"io.agentcage.timeout-ms\":\"999999999\"", .want = "written by the tier mapping"},
+    };
+    run_integrity_cases(cases, N_CASES(cases));
+    /* a key that only reads like the tier annotation, with no real one */
+    const char *texts[] = {"{\"ociVersion\":\"1.0.2\",\"annotations\":{\"IO.AgentCage.Tier\":\"1\"}}",
+                           "{\"ociVersion\":\"1.0.2\",\"annotations\":{\" io.agentcage.tier\":\"1\"}}",
+                           "{\"ociVersion\":\"1.0.2\",\"annotations\":{},\"annotations\":{\"io.agentcage.tier\":\"1\"}}"};
+    for (size_t i = 0; i < N_CASES(texts); i++) {
+        int tier = map_text(texts[i]);
+        if (tier != -2)
+            FAIL("%s: mapped to %d, expected a refusal", texts[i], tier);
+    }
+}
+
+TEST(tier_refuses_bundle_hooks)
+{
+    static const struct integrity_case cases[] = {
+        {"prestart", .extra = ",\"hooks\":{\"prestart\":[{\"path\":\"/bin/sh\"}]}", .want = "hooks.prestart[0] /bin/sh"},
+        {"createRuntime", .extra = ",\"hooks\":{\"createRuntime\":[{\"path\":\"/tmp/x\"}]}", .want = "hooks.createRuntime[0]"},
+        {"createContainer", .extra = ",\"hooks\":{\"createContainer\":[{\"path\":\"/x\"}]}", .want = "hooks.createContainer[0]"},
+        {"startContainer", .extra = ",\"hooks\":{\"startContainer\":[{\"path\":\"/x\"}]}", .want = "hooks.startContainer[0]"},
+        {"poststart", .extra = ",\"hooks\":{\"poststart\":[{\"path\":\"/x\"}]}", .want = "hooks.poststart[0]"},
+        {"poststop", .extra = ",\"hooks\":{\"poststop\":[{\"path\":\"/x\"}]}", .want = "hooks.poststop[0]"},
+        {"a stage of another name", .extra = ",\"hooks\":{\"preStart\":[{\"path\":\"/x\"}]}", .want = "field hooks.preStart"},
+        {"at tier 0", "\"0\"", .extra = ",\"hooks\":{\"prestart\":[{\"path\":\"/x\"}]}", .want = "tier 0 forbids hooks.prestart[0]"},
+        {"at tier 3", "\"3\"", .extra = ",\"hooks\":{\"poststop\":[{\"path\":\"/x\"}]}", .want = "tier 3 forbids hooks.poststop[0]"},
+        {"the operator's", .extra = ",\"hooks\":{\"prestart\":[{\"path\":\"/usr/libexec/oci/hooks.d/ok\"}]}",
+         .flags = "allowed-hooks=/usr/libexec/oci/hooks.d/ok"},
+        {"not quite the operator's", .extra = ",\"hooks\":{\"prestart\":[{\"path\":\"/usr/libexec/oci/hooks.d/ok2\"}]}",
+         .flags = "allowed-hooks=/usr/libexec/oci/hooks.d/ok", .want = "hooks.prestart[0]"},
+        {"the tier's own egress, with other arguments",
+         .extra = ",\"hooks\":{\"createRuntime\":[{\"path\":\"/usr/lib/agentcage/agentcage-egress\",\"args\":[\"x\",\"--allow\",\"*\"]}]}"},
+        {"empty stages", .extra = ",\"hooks\":{\"prestart\":[],\"poststop\":null}"},
+    };
+    run_integrity_cases(cases, N_CASES(cases));
+}
+
+TEST(tier_refuses_host_sysctls)
+{
+    static const struct integrity_case cases[] = {
+        {"core_pattern", .linux = ",\"sysctl\":{\"kernel.core_pattern\":\"|/tmp/x\"}", .want = "linux.sysctl kernel.core_pattern"},
+        {"slashes", .linux = ",\"sysctl\":{\"kernel/core_pattern\":\"|/tmp/x\"}", .want = "linux.sysctl kernel/core_pattern"},
+        {"climbing out of net", .linux = ",\"sysctl\":{\"net..kernel.core_pattern\":\"x\"}", .want = "linux.sysctl net..kernel"},
+        {"net/../", .linux = ",\"sysctl\":{\"net/../kernel/core_pattern\":\"x\"}", .want = "linux.sysctl net/../"},
+        {"modprobe", .linux = ",\"sysctl\":{\"kernel.modprobe\":\"/tmp/x\"}", .want = "kernel.modprobe"},
+        {"vm", .linux = ",\"sysctl\":{\"vm.overcommit_memory\":\"1\"}", .want = "vm.overcommit_memory"},
+        {"fs", .linux = ",\"sysctl\":{\"fs.suid_dumpable\":\"2\"}", .want = "fs.suid_dumpable"},
+        {"kernel.shmmax kept", .linux = ",\"sysctl\":{\"kernel.shmmax\":\"1000\",\"kernel.msgmax\":\"10\",\"kernel.sem\":\"1 2 3 4\"}"},
+        {"net kept", .linux = ",\"sysctl\":{\"net.ipv4.ip_unprivileged_port_start\":\"0\",\"net.ipv4.ping_group_range\":\"0 0\"}"},
+        {"kernel.semX", .linux = ",\"sysctl\":{\"kernel.semx\":\"1\"}", .want = "kernel.semx"},
+    };
+    run_integrity_cases(cases, N_CASES(cases));
+}
+
+TEST(tier_refuses_kernel_mounts_elsewhere)
+{
+#define MNT(dest, type) ",{\"destination\":\"" dest "\",\"type\":\"" type "\",\"source\":\"" type "\"}"
+    static const struct integrity_case cases[] = {
+        {"proc in /tmp", .mounts = MNT("/tmp/p", "proc"), .want = "a proc mount at /tmp/p"},
+        {"proc in /workspace", .mounts = MNT("/workspace/p", "proc"), .want = "a proc mount at /workspace/p"},
+        {"proc spelt /x/../tmp/p", .mounts = MNT("/x/../tmp/p", "proc"), .want = "a proc mount at /tmp/p"},
+        {"a second /proc", .mounts = MNT("/proc", "proc"), .want = "a second kernel filesystem at /proc"},
+        {"/proc spelt //proc/", .mounts = MNT("//proc/", "proc"), .want = "a second kernel filesystem at /proc"},
+        {"sysfs elsewhere", .mounts = MNT("/mnt/s", "sysfs"), .want = "a sysfs mount at /mnt/s"},
+        {"cgroup elsewhere", .mounts = MNT("/mnt/c", "cgroup2"), .want = "a cgroup2 mount at /mnt/c"},
+        {"mqueue elsewhere", .mounts = MNT("/mnt/q", "mqueue"), .want = "a mqueue mount at /mnt/q"},
+        {"devpts elsewhere", .mounts = MNT("/mnt/pts", "devpts"), .want = "a devpts mount at /mnt/pts"},
+        {"a tmpfs over /proc/sys", .mounts = MNT("/proc/sys", "tmpfs"), .want = "a mount on /proc/sys"},
+        {"a tmpfs below /sys", .mounts = MNT("/sys/kernel", "tmpfs"), .want = "a mount on /sys/kernel"},
+        {"sysfs and cgroup at home", .mounts = MNT("/sys", "sysfs") MNT("/sys/fs/cgroup", "cgroup")},
+        {"shared propagation",
+         .mounts = ",{\"destination\":\"/mnt\",\"type\":\"tmpfs\",\"source\":\"t\",\"options\":[\"rshared\"]}",
+         .want = "mount option rshared"},
+        {"shared root", .linux = ",\"rootfsPropagation\":\"shared\"", .want = "linux.rootfsPropagation shared"},
+    };
+    run_integrity_cases(cases, N_CASES(cases));
+#undef MNT
+}
+
+TEST(tier_bind_sources_are_an_allow_list)
+{
+#define BIND(src) ",{\"destination\":\"/mnt/a\",\"type\":\"bind\",\"source\":\"" src "\",\"options\":[\"rbind\",\"rw\"]}"
+    static const struct integrity_case cases[] = {
+        {"/usr/local/bin", .mounts = BIND("/usr/local/bin"), .want = "mount of /usr/local/bin"},
+        {"/usr/lib", .mounts = BIND("/usr/lib"), .want = "mount of /usr/lib"},
+        {"/opt", .mounts = BIND("/opt"), .want = "mount of /opt"},
+        {"/opt/app", .mounts = BIND("/opt/app"), .want = "mount of /opt/app"},
+        {"/boot", .mounts = BIND("/boot"), .want = "mount of /boot"},
+        {"/var/lib/app", .mounts = BIND("/var/lib/app"), .want = "mount of /var/lib/app"},
+        {"/srv itself", .mounts = BIND("/srv"), .want = "mount of /srv"},
+        {"/home itself", .mounts = BIND("/home"), .want = "mount of /home"},
+        {"/home/../usr/bin", .mounts = BIND("/home/../usr/bin"), .want = "mount of /home/../usr/bin"},
+        {"a project in a home", .mounts = BIND("/home/alice/project")},
+        {"a folder in /tmp", .mounts = BIND("/tmp/work")},
+        {"the bundle's own", .mounts = BIND("/bundle/data")},
+        {"relative, in the bundle", .mounts = BIND("data")},
+        {"an operator's root", .mounts = BIND("/data/proj"), .flags = "bind-roots=/data"},
+        {"outside the operator's roots", .mounts = BIND("/home/alice/project"), .flags = "bind-roots=/data",
+         .want = "not below the bundle or a bind root (/data)"},
+    };
+    run_integrity_cases(cases, N_CASES(cases));
+#undef BIND
+    struct tier_operator op;
+    tier_operator_init(&op);
+    const char *bad[] = {"/", "/usr", "/usr/local", "/etc", "/var", "relative", "/home/../usr", "/home/"};
+    for (size_t i = 0; i < N_CASES(bad); i++) {
+        cleanup_error ac_error_t err = NULL;
+        if (tier_operator_set(&op, "bind-roots", bad[i], &err) >= 0)
+            FAIL("bind-roots=%s accepted", bad[i]);
+    }
+}
+
+TEST(tier_accepts_only_known_fields)
+{
+    static const struct integrity_case cases[] = {
+        {"intelRdt", .linux = ",\"intelRdt\":{\"closID\":\"x\"}", .want = "field linux.intelRdt"},
+        {"netDevices", .linux = ",\"netDevices\":{\"eth0\":{}}", .want = "field linux.netDevices"},
+        {"unified", .linux = ",\"resources\":{\"unified\":{\"memory.max\":\"max\"}}", .want = "field linux.resources.unified"},
+        {"rdma", .linux = ",\"resources\":{\"rdma\":{}}", .want = "field linux.resources.rdma"},
+        {"windows", .extra = ",\"windows\":{}", .want = "field windows"},
+        {"a mount's idmap", .mounts = ",{\"destination\":\"/m\",\"type\":\"tmpfs\",\"source\":\"t\",\"uidMappings\":[]}",
+         .want = "field mounts[1].uidMappings"},
+        {"a null field is no field", .linux = ",\"intelRdt\":null"},
+        {"seccomp listener", .linux = ",\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"listenerPath\":\"/run/x.sock\"}",
+         .want = "linux.seccomp.listenerPath /run/x.sock"},
+        {"seccomp spec allow",
+         .linux = ",\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"flags\":[\"SECCOMP_FILTER_FLAG_SPEC_ALLOW\"]}",
+         .want = "SECCOMP_FILTER_FLAG_SPEC_ALLOW"},
+        {"realtime cpu", .linux = ",\"resources\":{\"cpu\":{\"realtimeRuntime\":1000}}", .want = "realtimeRuntime"},
+        {"cpu burst", .linux = ",\"resources\":{\"cpu\":{\"burst\":1000}}", .want = "burst"},
+        {"cgroupsPath climbing", .linux = ",\"cgroupsPath\":\"/agentcage/../../system.slice\"", .want = "linux.cgroupsPath"},
+        {"cgroupsPath fine", .linux = ",\"cgroupsPath\":\"/agentcage/a..b\""},
+    };
+    run_integrity_cases(cases, N_CASES(cases));
+}
+
+TEST(tier_scheduling_tightened)
+{
+    const char *texts[] = {
+        "{\"ociVersion\":\"1.0.2\",\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"scheduler\":{\"policy\":\"SCHED_FIFO\"}},"
+        "\"annotations\":{\"io.agentcage.tier\":\"1\"}}",
+        "{\"ociVersion\":\"1.0.2\",\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"scheduler\":{\"policy\":\"SCHED_OTHER\","
+        "\"nice\":-5}},\"annotations\":{\"io.agentcage.tier\":\"1\"}}",
+        "{\"ociVersion\":\"1.0.2\",\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"ioPriority\":{\"class\":\"IOPRIO_CLASS_RT\"}},"
+        "\"annotations\":{\"io.agentcage.tier\":\"1\"}}",
+    };
+    for (size_t i = 0; i < N_CASES(texts); i++)
+        CHECK_EQ_INT(map_text(texts[i]), -2);
+    yajl_val tree = yajl_tree_parse("{\"ociVersion\":\"1.0.2\",\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\","
+                                    "\"oomScoreAdj\":-997},\"annotations\":{\"io.agentcage.tier\":\"1\"},"
+                                    "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"ipc\"},{\"type\":\"network\"}]}}",
+                                    NULL, 0);
+    REQUIRE(tree != NULL);
+    struct tier_operator op;
+    tier_operator_init(&op);
+    struct tier_decisions d = {0};
+    cleanup_error ac_error_t err = NULL;
+    int mapped = tier_map(tree, NULL, &op, &d, &err);
+    if (mapped != 1) {
+        cleanup_free char *msg = ac_error_string(err);
+        FAIL("oomScoreAdj -997: %s", msg);
+    }
+    int64_t adj = -1;
+    CHECK(tj_get_int(tj_get(tree, "process"), "oomScoreAdj", &adj) && adj == 0);
+    tier_decisions_free(&d);
     yajl_tree_free(tree);
 }
 

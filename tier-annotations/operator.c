@@ -16,7 +16,7 @@ void tier_operator_init(struct tier_operator *op)
     op->default_tier = TIER_NONE;
     op->allowed_tiers = (1u << TIER_COUNT) - 1;
     op->audit_log = "/var/log/agentcage/audit.jsonl";
-    op->approvals_dir = "/etc/agentcage/approvals";
+    op->approvals_dir = "/var/lib/agentcage/approvals";
 }
 
 /* "0,1", "read,write", "0, write": a bit per tier. */
@@ -41,6 +41,49 @@ static int parse_tier_list(const char *value, unsigned *out)
 static int parse_positive(int (*parse)(const char *, int64_t *), const char *value, int64_t *n)
 {
     return parse(value, n) == 0 && *n > 0 ? 0 : -1;
+}
+
+/* Absolute, and no empty, "." or ".." component, no trailing slash. */
+static bool path_is_normal(const char *p)
+{
+    if (p[0] != '/')
+        return false;
+    if (strcmp(p, "/") == 0)
+        return true;
+    for (const char *c = p + 1;; ) {
+        size_t n = strcspn(c, "/");
+        if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+            return false;
+        if (c[n] == '\0')
+            return true;
+        c += n + 1;
+    }
+}
+
+/* A colon-separated list of normal paths. Bind roots may not be / or a
+ * system folder (or below /usr, /etc, /proc, /sys, /boot): whatever lies
+ * there is the host's own configuration or programs. */
+static int check_path_list(const char *name, const char *value, bool roots, ac_error_t *err)
+{
+    static const char *const system_dirs[] = {"/", "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64",
+                                              "/libx32", "/opt", "/proc", "/root", "/run", "/sbin", "/sys",
+                                              "/usr", "/var", "/var/lib", "/var/run", "/var/log"};
+    static const char *const system_trees[] = {"/usr/", "/etc/", "/proc/", "/sys/", "/boot/"};
+    cleanup_free char *copy = xstrdup(value);
+    char *save = NULL;
+    for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+        if (!path_is_normal(p))
+            return ac_error(err, 0, "--%s: `%s` is not an absolute, normalised path", name, p);
+        bool system = false;
+        for (size_t i = 0; roots && i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
+            system |= strcmp(p, system_dirs[i]) == 0;
+        for (size_t i = 0; roots && i < sizeof(system_trees) / sizeof(system_trees[0]); i++)
+            system |= strncmp(p, system_trees[i], strlen(system_trees[i])) == 0;
+        if (system)
+            return ac_error(err, 0, "--%s: `%s` is a system folder: bind sources below it would be the host's own",
+                            name, p);
+    }
+    return 0;
 }
 
 int tier_operator_set(struct tier_operator *op, const char *name, const char *value, ac_error_t *err)
@@ -76,6 +119,13 @@ int tier_operator_set(struct tier_operator *op, const char *name, const char *va
         if (parse_positive(tier_parse_duration, value, &n) < 0)
             return ac_error(err, 0, "--max-timeout: expected a duration like 30s, 5m or 1h, got `%s`", value);
         op->max_timeout_ms = n;
+    } else if (strcmp(name, "allowed-hooks") == 0 || strcmp(name, "bind-roots") == 0) {
+        if (check_path_list(name, value, strcmp(name, "bind-roots") == 0, err) < 0)
+            return -1;
+        if (strcmp(name, "allowed-hooks") == 0)
+            op->allowed_hooks = value;
+        else
+            op->bind_roots = value;
     } else if (strcmp(name, "audit-log") == 0 || strcmp(name, "approvals-dir") == 0 ||
                strcmp(name, "hooks-dir") == 0) {
         if (value[0] != '/')

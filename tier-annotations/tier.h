@@ -37,8 +37,10 @@ struct tier_operator {
     int64_t max_timeout_ms;
     int64_t max_workspace;     /* bytes */
     const char *audit_log;     /* default /var/log/agentcage/audit.jsonl */
-    const char *approvals_dir; /* default /etc/agentcage/approvals */
+    const char *approvals_dir; /* default /var/lib/agentcage/approvals */
     const char *hooks_dir;     /* where agentcage-egress/-approve live; NULL: next to the runtime binary */
+    const char *allowed_hooks; /* colon-separated hook programs a bundle may run at a tier; NULL: none */
+    const char *bind_roots;    /* colon-separated host folders bind sources may lie below; NULL: tiers.json's */
 };
 
 void tier_operator_init(struct tier_operator *op);
@@ -60,11 +62,20 @@ struct tier_decisions {
 };
 void tier_decisions_free(struct tier_decisions *d);
 
-/* The mapping. Returns the tier applied (0..3), TIER_NONE when the
- * container runs plain (no annotation, no default tier), or -2 with *err
- * when config.json asks for something the tier forbids or the annotation is
- * not allowed: "tier 1 forbids mount of /var/run/docker.sock (mounts[3])". */
-int tier_map(yajl_val config, const struct tier_operator *op, struct tier_decisions *d, ac_error_t *err);
+/* The mapping. bundle is the bundle's absolute path (bind sources below it
+ * are the bundle's own), or NULL. Returns the tier applied (0..3),
+ * TIER_NONE when the container runs plain (no annotation, no default
+ * tier), or -2 with *err when config.json asks for something the tier
+ * forbids, the annotation does not parse or its tier is not allowed:
+ * "tier 1 forbids mount of /var/run/docker.sock (mounts[3])". After a
+ * refusal the mapping goes on: every refusal is a decision line
+ * "refused: ...", *err is the first with a count of the others. */
+int tier_map(yajl_val config, const char *bundle, const struct tier_operator *op, struct tier_decisions *d,
+             ac_error_t *err);
+
+/* Does this tier need an operator's approval to be created (tiers.json's
+ * "approval")? */
+bool tier_requires_approval(int tier);
 
 /* A yajl tree back to JSON text (pretty or compact); malloc'd. For golden
  * tests and `policy show`. */

@@ -120,11 +120,28 @@ int tier_defs_get(const struct tier_defs **out, ac_error_t *err)
             load_strv(root, "forbiddenBindSources", &defs.forbidden_sources, err) < 0 ||
             load_strv(root, "enginePlumbingMounts", &defs.plumbing_mounts, err) < 0 ||
             load_strv(root, "allowedMountTypes", &defs.mount_types, err) < 0 ||
-            load_strv(root, "refusedCapabilities", &defs.refused_caps, err) < 0 || load_devices(root, err) < 0)
+            load_strv(root, "refusedCapabilities", &defs.refused_caps, err) < 0 ||
+            load_strv(root, "defaultBindRoots", &defs.default_bind_roots, err) < 0 ||
+            load_strv(root, "kernelMounts", &defs.kernel_mounts, err) < 0 ||
+            load_strv(root, "sysctls", &defs.sysctls, err) < 0 ||
+            load_strv(root, "bundleAnnotations", &defs.bundle_annotations, err) < 0 ||
+            load_strv(root, "mappingAnnotations", &defs.mapping_annotations, err) < 0 ||
+            load_strv(root, "acceptedFields", &defs.accepted_fields, err) < 0 || load_devices(root, err) < 0)
             return -1;
         defs_tree = root;
         defs_loaded = true;
     }
     *out = &defs;
     return 0;
+}
+
+bool tier_requires_approval(int tier)
+{
+    const struct tier_defs *d;
+    ac_error_t e = NULL;
+    if (tier < 0 || tier >= TIER_COUNT || tier_defs_get(&d, &e) < 0) {
+        ac_error_free(&e);
+        return tier >= 0; /* a tier whose definition cannot be read: the safe side */
+    }
+    return d->tier[tier].approval;
 }

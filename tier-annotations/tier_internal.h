@@ -36,6 +36,10 @@ const char *tj_get_str(yajl_val obj, const char *key);
 /* The integer under key (number text that is an integer); false if absent. */
 bool tj_get_int(yajl_val obj, const char *key, int64_t *out);
 bool tj_array_has_string(yajl_val arr, const char *s);
+/* The JSON path of the first key that appears twice in one object
+ * ("annotations.io.agentcage.tier", "mounts[1].options"), malloc'd; NULL
+ * when every object's keys are unique. */
+char *tj_first_duplicate_key(yajl_val v);
 
 /* --- the tier definitions (tier_data.c) --- */
 struct tier_strv {
@@ -64,7 +68,8 @@ struct tier_device {
 struct tier_defs {
     struct tier_def tier[TIER_COUNT];
     struct tier_strv masked_paths, readonly_paths, credential_paths, rc_files, secret_env, forbidden_sources,
-        plumbing_mounts, mount_types, refused_caps;
+        plumbing_mounts, mount_types, refused_caps, default_bind_roots, kernel_mounts, sysctls, bundle_annotations,
+        mapping_annotations, accepted_fields;
     struct tier_device *devices;
     size_t n_devices;
 };
@@ -98,10 +103,16 @@ struct tier_ctx {
     struct tier_limits limits; /* effective: tier default, tightened, capped */
     char *landlock_rw;         /* colon-separated, grows */
     char *protect_roots;       /* colon-separated writable bind destinations ("DEST" or "DEST=home") */
+    const char *bundle;        /* the bundle directory (absolute), or NULL */
+    unsigned refused;          /* refusals so far: the first is in *err, each is a decision line */
 };
 void tier_decide(struct tier_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Refusal: "tier N forbids <what>". Returns -1. */
+/* Refusal: "tier N forbids <what>". The mapping goes on after one, so that
+ * `policy show` can list them all: each is a decision line "refused: ...",
+ * the first one is *err. Returns -1. */
 int tier_refuse(struct tier_ctx *c, ac_error_t *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same for a value that does not parse: "tier N: <what>". */
+int tier_reject(struct tier_ctx *c, ac_error_t *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void tier_landlock_add(struct tier_ctx *c, const char *path);
 /* A writable bind mount destination whose protections the runtime pins
  * (io.agentcage.protect-roots); home-like ones get no new names at the top. */
@@ -113,5 +124,8 @@ int tier_map_mounts(struct tier_ctx *c, ac_error_t *err);    /* tier_mounts.c */
 int tier_map_devices(struct tier_ctx *c, ac_error_t *err);   /* tier_mounts.c */
 int tier_map_process(struct tier_ctx *c, ac_error_t *err);   /* tier_process.c: caps, nnp, env */
 int tier_map_namespaces(struct tier_ctx *c, ac_error_t *err); /* tier_process.c */
+int tier_map_fields(struct tier_ctx *c, ac_error_t *err);     /* tier_fields.c: the accepted fields */
+int tier_map_hooks(struct tier_ctx *c, ac_error_t *err);      /* tier_hooks.c: the bundle's hooks */
+int tier_map_sysctl(struct tier_ctx *c, ac_error_t *err);     /* tier_process.c */
 
 #endif

@@ -161,6 +161,60 @@ bool tj_array_has_string(yajl_val arr, const char *s)
     return false;
 }
 
+static int cmp_key(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* A key that appears twice in one object of v, or NULL; its path into
+ * *path (malloc'd: "annotations.io.agentcage.tier", "mounts[2].source").
+ * Each object's keys are sorted, so a hostile object of a million keys
+ * costs n log n, not n squared. */
+static const char *duplicate_in(yajl_val v, char **path)
+{
+    if (YAJL_IS_ARRAY(v)) {
+        for (size_t i = 0; i < v->u.array.len; i++) {
+            const char *dup = duplicate_in(v->u.array.values[i], path);
+            if (dup) {
+                char *p = xasprintf("[%zu]%s%s", i, (*path)[0] && (*path)[0] != '[' ? "." : "", *path);
+                free(*path);
+                *path = p;
+                return dup;
+            }
+        }
+        return NULL;
+    }
+    if (!YAJL_IS_OBJECT(v) || v->u.object.len == 0)
+        return NULL;
+    size_t n = v->u.object.len;
+    cleanup_free const char **keys = xmalloc(n * sizeof(*keys));
+    memcpy(keys, v->u.object.keys, n * sizeof(*keys));
+    qsort(keys, n, sizeof(*keys), cmp_key);
+    for (size_t i = 1; i < n; i++) {
+        if (strcmp(keys[i - 1], keys[i]) == 0) {
+            *path = xstrdup(keys[i]);
+            return keys[i];
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *dup = duplicate_in(v->u.object.values[i], path);
+        if (dup) {
+            char *p = xasprintf("%s%s%s", v->u.object.keys[i], (*path)[0] == '[' ? "" : ".", *path);
+            free(*path);
+            *path = p;
+            return dup;
+        }
+    }
+    return NULL;
+}
+
+char *tj_first_duplicate_key(yajl_val v)
+{
+    char *path = NULL;
+    if (duplicate_in(v, &path) == NULL) {
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
 static void gen_value(yajl_gen g, yajl_val v)
 {
     switch (v ? v->type : yajl_t_null) {

@@ -32,13 +32,32 @@ void tier_decide(struct tier_ctx *c, const char *fmt, ...)
     c->d->lines[c->d->n++] = line;
 }
 
+static void record_refusal(struct tier_ctx *c, ac_error_t *err, char *line)
+{
+    c->refused++;
+    tier_decide(c, "refused: %s", line ? line : "this config");
+    ac_error(err, 0, "%s", line ? line : "this config");
+    free(line);
+}
+
 int tier_refuse(struct tier_ctx *c, ac_error_t *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     char *what = xvasprintf(fmt, ap);
     va_end(ap);
-    ac_error(err, 0, "tier %d forbids %s", c->tier, what ? what : "this config");
+    record_refusal(c, err, xasprintf("tier %d forbids %s", c->tier, what ? what : "this config"));
+    free(what);
+    return -1;
+}
+
+int tier_reject(struct tier_ctx *c, ac_error_t *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *what = xvasprintf(fmt, ap);
+    va_end(ap);
+    record_refusal(c, err, xasprintf("tier %d: %s", c->tier, what ? what : "this config"));
     free(what);
     return -1;
 }
@@ -83,21 +102,92 @@ static void format_tier_list(unsigned bits, char *buf, size_t len)
             off += snprintf(buf + off, len - off, "%s%d", off ? "," : "", t);
 }
 
-/* Which tier, from the annotation or the operator's default. */
+/* "io.agentcage.tier", whatever its case or the blanks around it: a key a
+ * reviewer would read as the tier annotation. */
+static bool loosely_tier_key(const char *key)
+{
+    static const char want[] = "io.agentcage.tier";
+    while (*key == ' ' || *key == '\t')
+        key++;
+    size_t n = strlen(key);
+    while (n > 0 && (key[n - 1] == ' ' || key[n - 1] == '\t'))
+        n--;
+    return n == sizeof(want) - 1 && strncasecmp(key, want, n) == 0;
+}
+
+/* Does config.json ask for a tier: a key that reads as io.agentcage.tier in
+ * any top-level "annotations" object (a duplicate "annotations" too)? */
+static bool tier_requested(yajl_val config)
+{
+    for (size_t i = 0; i < config->u.object.len; i++) {
+        yajl_val a = config->u.object.values[i];
+        if (strcmp(config->u.object.keys[i], "annotations") != 0 || !YAJL_IS_OBJECT(a))
+            continue;
+        for (size_t k = 0; k < a->u.object.len; k++)
+            if (loosely_tier_key(a->u.object.keys[k]))
+                return true;
+    }
+    return false;
+}
+
+/* Which tier, from the annotation or the operator's default; -2 (with
+ * *err) when the annotation does not parse: never "no tier". */
 static int choose_tier(yajl_val config, const struct tier_operator *op, bool *from_default, ac_error_t *err)
 {
     yajl_val annotations = tj_get(config, "annotations");
     yajl_val v = tj_get(annotations, "io.agentcage.tier");
     *from_default = false;
     if (v == NULL) {
+        if (tier_requested(config))
+            return ac_error(err, 0, "annotation io.agentcage.tier: misspelt (only the exact lowercase key, without "
+                                    "blanks, chooses a tier)"),
+                   -2;
         *from_default = op->default_tier != TIER_NONE;
         return op->default_tier;
     }
     int tier = YAJL_IS_STRING(v) ? tier_parse_name(v->u.string) : -1;
-    if (tier < 0)
-        return ac_error(err, 0, "annotation io.agentcage.tier: expected 0|read, 1|write, 2|network or 3|irreversible, got `%s`",
-                        YAJL_IS_STRING(v) ? v->u.string : "a non-string");
+    if (tier < 0) {
+        cleanup_free char *shown = YAJL_IS_STRING(v) ? xstrdup(v->u.string) : tier_tree_to_json(v, false);
+        return ac_error(err, 0, "annotation io.agentcage.tier: expected 0|read, 1|write, 2|network or 3|irreversible, "
+                                "got `%s`",
+                        shown ? shown : "?"),
+               -2;
+    }
     return tier;
+}
+
+/* Every io.agentcage.* annotation at a tier is one the tier reads, or one
+ * the mapping writes (checked against what it writes, at the end). */
+static int check_annotations(struct tier_ctx *c, ac_error_t *err)
+{
+    yajl_val annotations = tj_get(c->config, "annotations");
+    for (size_t i = 0; YAJL_IS_OBJECT(annotations) && i < annotations->u.object.len; i++) {
+        const char *key = annotations->u.object.keys[i];
+        const char *k = key;
+        while (*k == ' ' || *k == '\t')
+            k++;
+        if (strncasecmp(k, "io.agentcage.", 13) != 0)
+            continue;
+        if (!YAJL_IS_STRING(annotations->u.object.values[i]))
+            tier_reject(c, err, "annotation %s: expected a string", key);
+        else if (!tier_strv_has(&c->defs->bundle_annotations, key) &&
+                 !tier_strv_has(&c->defs->mapping_annotations, key))
+            tier_reject(c, err, "annotation `%s`: not an agentcage annotation (see agentcage-tiers(7) or docs/tiers.md)",
+                        key);
+    }
+    return 0;
+}
+
+/* The mapping's own annotation, set by the bundle: only the value the
+ * mapping writes (an effective config maps to itself), never another. */
+static void set_mapping_annotation(struct tier_ctx *c, yajl_val annotations, const char *key, const char *value,
+                                   ac_error_t *err)
+{
+    const char *given = tj_get_str(annotations, key);
+    if (given && strcmp(given, value) != 0)
+        tier_reject(c, err, "annotation %s=%s: written by the tier mapping (%s), not by a bundle", key, given,
+                    value[0] ? value : "empty");
+    tj_set(annotations, key, tj_new_string(value));
 }
 
 /* Tier 2 and 3 hook points. The egress proxy (tier 2) and the approval gate
@@ -123,42 +213,67 @@ static int map_network_and_hooks(struct tier_ctx *c, int tier, ac_error_t *err)
     return 0;
 }
 
-static void map_root_and_seccomp(struct tier_ctx *c)
+/* The root read-only and private; the config's seccomp profile kept
+ * under the tier's, but neither a listener on the host (the runtime would
+ * hand the notify fd and the container's state to a socket the bundle
+ * names) nor a flag that turns a CPU mitigation off. */
+static void map_root_and_seccomp(struct tier_ctx *c, ac_error_t *err)
 {
     yajl_val root = tj_get(c->config, "root");
     if (YAJL_IS_OBJECT(root) && !YAJL_IS_TRUE(tj_get(root, "readonly"))) {
         tj_set(root, "readonly", tj_new_bool(true));
         tier_decide(c, "root.readonly: true (the image cannot be changed; write to /workspace or /tmp)");
     }
-    yajl_val seccomp = tj_get(tj_get(c->config, "linux"), "seccomp");
-    if (YAJL_IS_OBJECT(seccomp))
-        tier_decide(c, "linux.seccomp: config.json's profile kept; the tier's filter (%s) is stacked on top, and "
-                       "stacked filters can only tighten",
-                    c->def->seccomp);
-    else
+    yajl_val lx = tj_get(c->config, "linux");
+    const char *propagation = tj_get_str(lx, "rootfsPropagation");
+    if (propagation && strstr(propagation, "shared"))
+        tier_refuse(c, err, "linux.rootfsPropagation %s (mounts would propagate between the container and the host)",
+                    propagation);
+    yajl_val seccomp = tj_get(lx, "seccomp");
+    if (!YAJL_IS_OBJECT(seccomp)) {
         tier_decide(c, "linux.seccomp: the tier's filter (%s) applies", c->def->seccomp);
+        return;
+    }
+    const char *listener = tj_get_str(seccomp, "listenerPath");
+    if (listener && *listener)
+        tier_refuse(c, err, "linux.seccomp.listenerPath %s (a seccomp agent on the host)", listener);
+    yajl_val flags = tj_get(seccomp, "flags");
+    for (size_t i = 0; YAJL_IS_ARRAY(flags) && i < flags->u.array.len; i++) {
+        yajl_val f = flags->u.array.values[i];
+        if (YAJL_IS_STRING(f) && strcmp(f->u.string, "SECCOMP_FILTER_FLAG_SPEC_ALLOW") == 0)
+            tier_refuse(c, err, "linux.seccomp.flags[%zu] SECCOMP_FILTER_FLAG_SPEC_ALLOW (turns off the speculative "
+                                "store bypass mitigation)",
+                        i);
+    }
+    tier_decide(c, "linux.seccomp: config.json's profile kept; the tier's filter (%s) is stacked on top, and "
+                   "stacked filters can only tighten",
+                c->def->seccomp);
 }
 
-static void write_annotations(struct tier_ctx *c)
+static void write_annotations(struct tier_ctx *c, ac_error_t *err)
 {
     yajl_val annotations = tj_get_object(c->config, "annotations");
     char buf[32];
     snprintf(buf, sizeof(buf), "%d", c->tier);
     tj_set(annotations, "io.agentcage.tier", tj_new_string(buf));
     snprintf(buf, sizeof(buf), "%lld", (long long)c->limits.timeout_ms);
-    tj_set(annotations, "io.agentcage.timeout-ms", tj_new_string(buf));
-    tj_set(annotations, "io.agentcage.landlock-rw", tj_new_string(c->landlock_rw ? c->landlock_rw : ""));
+    set_mapping_annotation(c, annotations, "io.agentcage.timeout-ms", buf, err);
+    set_mapping_annotation(c, annotations, "io.agentcage.landlock-rw", c->landlock_rw ? c->landlock_rw : "", err);
     if (c->protect_roots) {
-        tj_set(annotations, "io.agentcage.protect-roots", tj_new_string(c->protect_roots));
+        set_mapping_annotation(c, annotations, "io.agentcage.protect-roots", c->protect_roots, err);
         tier_decide(c, "annotations: io.agentcage.protect-roots=%s (.git folders pinned, hooks and config read-only; "
                        "no new names at the top of a home)",
                     c->protect_roots);
+    } else if (tj_get(annotations, "io.agentcage.protect-roots")) {
+        set_mapping_annotation(c, annotations, "io.agentcage.protect-roots", "", err);
+        tj_remove(annotations, "io.agentcage.protect-roots");
     }
     tier_decide(c, "annotations: io.agentcage.tier=%d, io.agentcage.timeout-ms=%lld, io.agentcage.landlock-rw=%s",
                 c->tier, (long long)c->limits.timeout_ms, c->landlock_rw ? c->landlock_rw : "");
 }
 
-int tier_map(yajl_val config, const struct tier_operator *op, struct tier_decisions *d, ac_error_t *err)
+int tier_map(yajl_val config, const char *bundle, const struct tier_operator *op, struct tier_decisions *d,
+             ac_error_t *err)
 {
     if (!YAJL_IS_OBJECT(config))
         return ac_error(err, 0, "config.json: expected an object"), -2;
@@ -168,6 +283,13 @@ int tier_map(yajl_val config, const struct tier_operator *op, struct tier_decisi
         return TIER_NONE; /* a plain OCI container: the tree stays as it is */
     if (tier < 0)
         return -2;
+    /* Parse once: the mapping and the runtime read the same tree, so no key
+     * may have two values a reader could pick differently. */
+    cleanup_free char *dup = tj_first_duplicate_key(config);
+    if (dup)
+        return ac_error(err, 0, "tier %d: config.json: duplicate key %s (a tiered config has one value per key)", tier,
+                        dup),
+               -2;
     if (!(op->allowed_tiers & (1u << tier))) {
         char list[32];
         format_tier_list(op->allowed_tiers, list, sizeof(list));
@@ -176,25 +298,34 @@ int tier_map(yajl_val config, const struct tier_operator *op, struct tier_decisi
     const struct tier_defs *defs;
     if (tier_defs_get(&defs, err) < 0)
         return -2;
-    struct tier_ctx c = {
-        .config = config, .tier = tier, .def = &defs->tier[tier], .defs = defs, .op = op, .d = d};
+    struct tier_ctx c = {.config = config, .tier = tier, .def = &defs->tier[tier], .defs = defs, .op = op, .d = d,
+                         .bundle = bundle};
     tier_decide(&c, "tier %d (%s)%s", tier, c.def->name,
                 from_default ? ": no io.agentcage.tier annotation, the operator's --default-tier" : "");
     tier_landlock_add(&c, "/workspace");
     tier_landlock_add(&c, "/tmp");
-    int ret = -2;
-    if (tier_map_limits(&c, err) < 0 || tier_map_process(&c, err) < 0 || tier_map_namespaces(&c, err) < 0 ||
-        tier_map_mounts(&c, err) < 0 || tier_map_devices(&c, err) < 0 || tier_map_resources(&c, err) < 0)
-        goto out;
-    map_root_and_seccomp(&c);
-    if (map_network_and_hooks(&c, tier, err) < 0) {
-        ret = -2;
-        goto out;
-    }
-    write_annotations(&c);
-    ret = tier;
-out:
+    /* Each part goes on after a refusal, so that every refusal is listed. */
+    tier_map_fields(&c, err);
+    check_annotations(&c, err);
+    tier_map_limits(&c, err);
+    tier_map_process(&c, err);
+    tier_map_namespaces(&c, err);
+    tier_map_sysctl(&c, err);
+    tier_map_hooks(&c, err);
+    tier_map_mounts(&c, err);
+    tier_map_devices(&c, err);
+    tier_map_resources(&c, err);
+    map_root_and_seccomp(&c, err);
+    if (c.refused == 0 && map_network_and_hooks(&c, tier, err) < 0)
+        c.refused++;
+    if (c.refused == 0)
+        write_annotations(&c, err);
     free(c.landlock_rw);
     free(c.protect_roots);
-    return ret;
+    if (c.refused > 1 && err && *err) {
+        char *msg = xasprintf("%s (and %u more: `agentcage policy show` lists them)", (*err)->msg, c.refused - 1);
+        free((*err)->msg);
+        (*err)->msg = msg;
+    }
+    return c.refused ? -2 : tier;
 }

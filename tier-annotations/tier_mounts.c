@@ -242,6 +242,57 @@ static bool home_like(const char *path)
     return strchr(path + 6, '/') == NULL;
 }
 
+/* Strictly below one of the colon-separated roots. */
+static bool below_root_list(const char *list, const char *path)
+{
+    for (const char *p = list; p && *p;) {
+        const char *end = strchrnul(p, ':');
+        size_t n = (size_t)(end - p);
+        if (n > 0 && strncmp(path, p, n) == 0 && path[n] == '/' && path[n + 1] != '\0')
+            return true;
+        p = *end ? end + 1 : end;
+    }
+    return false;
+}
+
+/* An allow-list of where a bind source may come from: the bundle, or
+ * strictly below one of the operator's bind roots (tiers.json's default
+ * roots when the operator named none). The host's programs, libraries and
+ * configuration (/usr/local/bin, /opt, /boot ...) are below none. */
+static bool source_allowed(const struct tier_ctx *c, const char *norm)
+{
+    if (norm[0] != '/')
+        return true; /* relative: the bundle's own (normalise keeps it inside) */
+    if (c->bundle && path_within(norm, c->bundle))
+        return true;
+    if (c->op->bind_roots)
+        return below_root_list(c->op->bind_roots, norm);
+    for (size_t i = 0; i < c->defs->default_bind_roots.n; i++)
+        if (below_root_list(c->defs->default_bind_roots.v[i], norm))
+            return true;
+    return false;
+}
+
+/* The operator's approvals and the audit trail, wherever they were put
+ * (--approvals-dir, --audit-log): a container that could reach them would
+ * approve itself or rewrite its record. */
+static bool operator_state_near(const struct tier_operator *op, const char *norm)
+{
+    if (norm[0] != '/')
+        return false;
+    if (op->approvals_dir && (path_within(norm, op->approvals_dir) || path_within(op->approvals_dir, norm)))
+        return true;
+    if (op->audit_log) {
+        cleanup_free char *dir = xstrdup(op->audit_log);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir)
+            *slash = '\0';
+        if (path_within(norm, dir) || path_within(dir, norm))
+            return true;
+    }
+    return false;
+}
+
 static int map_bind(struct tier_ctx *c, size_t i, yajl_val m, const char *dest, ac_error_t *err)
 {
     const char *source = tj_get_str(m, "source");
@@ -251,8 +302,15 @@ static int map_bind(struct tier_ctx *c, size_t i, yajl_val m, const char *dest, 
     if (norm == NULL)
         return tier_refuse(c, err, "mount of %s (mounts[%zu]): a relative source leaving the bundle", source, i);
     bool plumbing = tier_strv_has(&c->defs->plumbing_mounts, dest);
-    if (source_forbidden(c->defs, norm) && !(plumbing && engine_file(norm, dest)))
+    bool engine = plumbing && engine_file(norm, dest);
+    if (source_forbidden(c->defs, norm) && !engine)
         return tier_refuse(c, err, "mount of %s (mounts[%zu])", source, i);
+    if (operator_state_near(c->op, norm))
+        return tier_refuse(c, err, "mount of %s (mounts[%zu]): it holds or lies in agentcage's approvals or audit trail",
+                           source, i);
+    if (!engine && !source_allowed(c, norm))
+        return tier_refuse(c, err, "mount of %s (mounts[%zu]): not below the bundle or a bind root (%s)", source, i,
+                           c->op->bind_roots ? c->op->bind_roots : "the default bind roots, see --bind-roots");
     /* /dev/shm stays writable: shared memory, under the /dev the runtime
      * gives Landlock itself */
     if (c->def->binds_readonly && strcmp(dest, "/dev/shm") != 0) {
@@ -280,22 +338,74 @@ static int map_bind(struct tier_ctx *c, size_t i, yajl_val m, const char *dest, 
     return 0;
 }
 
+/* The place a kernel filesystem type may be mounted at (tiers.json's
+ * kernelMounts, "type=/dest"), or NULL when the type is none of them. */
+static const char *kernel_mount_place(const struct tier_defs *defs, const char *type)
+{
+    size_t n = strlen(type);
+    for (size_t i = 0; i < defs->kernel_mounts.n; i++)
+        if (strncmp(defs->kernel_mounts.v[i], type, n) == 0 && defs->kernel_mounts.v[i][n] == '=')
+            return defs->kernel_mounts.v[i] + n + 1;
+    return NULL;
+}
+
+/* The checks every mount gets, whatever its type: where it goes, how its
+ * events propagate. -1 (recorded) when refused. */
+static int check_mount_place(struct tier_ctx *c, size_t i, yajl_val m, const char *type, const char *norm_dest,
+                             bool bind, const char **kernel_seen, ac_error_t *err)
+{
+    static const char *const propagation[] = {"shared", "rshared"};
+    for (size_t k = 0; k < 2; k++)
+        if (has_option(tj_get(m, "options"), propagation[k]))
+            return tier_refuse(c, err, "mount option %s on %s (mounts[%zu]): mount events would reach the host",
+                               propagation[k], norm_dest, i);
+    const char *place = bind || type == NULL ? NULL : kernel_mount_place(c->defs, type);
+    if (place) {
+        /* once, and only at its own place: a second /proc elsewhere would
+         * carry none of the masks */
+        if (strcmp(norm_dest, place) != 0)
+            return tier_refuse(c, err, "a %s mount at %s (mounts[%zu]): only at %s", type, norm_dest, i, place);
+        size_t k = 0;
+        for (; kernel_seen[k]; k++)
+            if (strcmp(kernel_seen[k], place) == 0)
+                return tier_refuse(c, err, "a second kernel filesystem at %s (mounts[%zu])", place, i);
+        kernel_seen[k] = place; /* room for each of kernelMounts, and a NULL */
+        return 0;
+    }
+    /* nothing else over the kernel's interfaces (which the masks keep) */
+    if (path_within(norm_dest, "/proc") || (path_within(norm_dest, "/sys") && !(bind && strcmp(norm_dest, "/sys") == 0)))
+        return tier_refuse(c, err, "a mount on %s (mounts[%zu]): below /proc or /sys", norm_dest, i);
+    return 0;
+}
+
 int tier_map_mounts(struct tier_ctx *c, ac_error_t *err)
 {
     yajl_val mounts = tj_get_array(c->config, "mounts");
     bool have_workspace = false, have_tmp = false;
     char b[32];
+    cleanup_free const char **kernel_seen = xcalloc(c->defs->kernel_mounts.n + 1, sizeof(char *));
+    int ret = 0;
     for (size_t i = 0; i < mounts->u.array.len; i++) {
         yajl_val m = mounts->u.array.values[i];
         const char *dest = tj_get_str(m, "destination");
         const char *type = tj_get_str(m, "type");
-        if (dest == NULL)
-            return tier_refuse(c, err, "a mount without a destination (mounts[%zu])", i);
+        if (dest == NULL) {
+            ret = tier_refuse(c, err, "a mount without a destination (mounts[%zu])", i);
+            continue;
+        }
         cleanup_free char *norm_dest = normalise(dest);
-        if (norm_dest == NULL || norm_dest[0] != '/')
-            return tier_refuse(c, err, "mount on %s (mounts[%zu]): the destination must be absolute", dest, i);
-        if (strcmp(norm_dest, "/") == 0)
-            return tier_refuse(c, err, "a mount on / (mounts[%zu])", i);
+        if (norm_dest == NULL || norm_dest[0] != '/') {
+            ret = tier_refuse(c, err, "mount on %s (mounts[%zu]): the destination must be absolute", dest, i);
+            continue;
+        }
+        if (strcmp(norm_dest, "/") == 0) {
+            ret = tier_refuse(c, err, "a mount on / (mounts[%zu])", i);
+            continue;
+        }
+        if (check_mount_place(c, i, m, type, norm_dest, is_bind(m), kernel_seen, err) < 0) {
+            ret = -1;
+            continue;
+        }
         have_workspace |= strcmp(norm_dest, "/workspace") == 0;
         have_tmp |= strcmp(norm_dest, "/tmp") == 0;
         if (is_bind(m) && strcmp(norm_dest, "/sys") == 0 && tj_get_str(m, "source") &&
@@ -315,12 +425,14 @@ int tier_map_mounts(struct tier_ctx *c, ac_error_t *err)
         }
         if (is_bind(m)) {
             if (map_bind(c, i, m, norm_dest, err) < 0)
-                return -1;
+                ret = -1;
             continue;
         }
-        if (type == NULL || !tier_strv_has(&c->defs->mount_types, type))
-            return tier_refuse(c, err, "mount of %s type %s (mounts[%zu])", tj_get_str(m, "source") ?: "?",
-                               type ?: "(none)", i);
+        if (type == NULL || !tier_strv_has(&c->defs->mount_types, type)) {
+            ret = tier_refuse(c, err, "mount of %s type %s (mounts[%zu])", tj_get_str(m, "source") ?: "?",
+                              type ?: "(none)", i);
+            continue;
+        }
         if (strcmp(type, "sysfs") == 0 || strcmp(type, "cgroup") == 0 || strcmp(type, "cgroup2") == 0) {
             if (make_readonly(m, false))
                 tier_decide(c, "mounts[%zu] %s: %s read-only", i, norm_dest, type);
@@ -354,7 +466,7 @@ int tier_map_mounts(struct tier_ctx *c, ac_error_t *err)
         add_path(readonly, c->defs->readonly_paths.v[k], &n_readonly);
     tier_decide(c, "linux.maskedPaths: %zu kernel interfaces added, linux.readonlyPaths: %zu added", n_masked,
                 n_readonly);
-    return 0;
+    return ret;
 }
 
 static const struct tier_device *minimal_device(const struct tier_defs *defs, yajl_val dev)

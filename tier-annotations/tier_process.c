@@ -47,8 +47,10 @@ static int map_capabilities(struct tier_ctx *c, yajl_val process, ac_error_t *er
                 continue;
             char name[64];
             cap_canonical(v->u.string, name, sizeof(name));
-            if (tier_strv_has(&c->defs->refused_caps, name))
-                return tier_refuse(c, err, "capability %s (process.capabilities.%s)", name, cap_sets[s]);
+            if (tier_strv_has(&c->defs->refused_caps, name)) {
+                tier_refuse(c, err, "capability %s (process.capabilities.%s)", name, cap_sets[s]);
+                continue;
+            }
             list_add(&dropped, name);
         }
     }
@@ -114,11 +116,35 @@ static void map_env(struct tier_ctx *c, yajl_val process)
         tier_decide(c, "process.env: kept %s (io.agentcage.env-allow)", kept);
 }
 
+/* Scheduling a tier does not hand out: real-time policies and I/O class
+ * (they starve the host), a negative nice; a negative OOM score (the host
+ * would kill its own processes first) is raised to 0. */
+static void map_scheduling(struct tier_ctx *c, yajl_val process, ac_error_t *err)
+{
+    int64_t n;
+    if (tj_get_int(process, "oomScoreAdj", &n) && n < 0) {
+        tj_set(process, "oomScoreAdj", tj_new_int(0));
+        tier_decide(c, "process.oomScoreAdj: 0 (config.json asked %lld: the cage is not shielded from the OOM killer)",
+                    (long long)n);
+    }
+    yajl_val sched = tj_get(process, "scheduler");
+    const char *policy = tj_get_str(sched, "policy");
+    if (policy && (strcmp(policy, "SCHED_FIFO") == 0 || strcmp(policy, "SCHED_RR") == 0 ||
+                   strcmp(policy, "SCHED_DEADLINE") == 0))
+        tier_refuse(c, err, "process.scheduler.policy %s (a real-time policy)", policy);
+    if (tj_get_int(sched, "nice", &n) && n < 0)
+        tier_refuse(c, err, "process.scheduler.nice %lld (above the host's own processes)", (long long)n);
+    const char *io_class = tj_get_str(tj_get(process, "ioPriority"), "class");
+    if (io_class && strcmp(io_class, "IOPRIO_CLASS_RT") == 0)
+        tier_refuse(c, err, "process.ioPriority.class IOPRIO_CLASS_RT (real-time I/O)");
+}
+
 int tier_map_process(struct tier_ctx *c, ac_error_t *err)
 {
     yajl_val process = tj_get(c->config, "process");
     if (!YAJL_IS_OBJECT(process))
         return 0; /* nothing to run yet; create refuses such a config anyway */
+    map_scheduling(c, process, err);
     if (map_capabilities(c, process, err) < 0)
         return -1;
     if (!YAJL_IS_TRUE(tj_get(process, "noNewPrivileges"))) {
@@ -149,27 +175,70 @@ int tier_map_namespaces(struct tier_ctx *c, ac_error_t *err)
                 present[r] = true;
         if (type == NULL || path == NULL)
             continue;
+        /* By spelling here; the runtime compares what the path opens with
+         * the host's own namespaces, whatever the spelling. */
         if (strcmp(type, "network") == 0) {
             tier_decide(c, "linux.namespaces[%zu]: network namespace %s replaced by a new empty one (loopback only)", i,
                         path);
             tj_remove(ns, "path"); /* frees path */
         } else if (strcmp(type, "mount") == 0) {
-            return tier_refuse(c, err, "joining the mount namespace %s (linux.namespaces[%zu])", path, i);
+            tier_refuse(c, err, "joining the mount namespace %s (linux.namespaces[%zu])", path, i);
         } else if (strncmp(path, "/proc/1/", 8) == 0 || strncmp(path, "/proc/self/", 11) == 0) {
-            return tier_refuse(c, err, "the host's %s namespace %s (linux.namespaces[%zu])", type, path, i);
+            tier_refuse(c, err, "the host's %s namespace %s (linux.namespaces[%zu])", type, path, i);
         } else if (strcmp(type, "user") != 0 && strcmp(type, "time") != 0) {
-            tier_decide(c, "linux.namespaces[%zu]: %s namespace %s kept (shared with its pod)", i, type, path);
+            tier_decide(c, "linux.namespaces[%zu]: %s namespace %s kept (shared with its pod; the runtime refuses "
+                           "the host's)",
+                        i, type, path);
         }
     }
     for (size_t r = 0; r < 6; r++) {
         if (present[r])
             continue;
-        if (r < 3)
-            return tier_refuse(c, err, "the host's %s namespace (linux.namespaces has no %s)", required[r], required[r]);
+        if (r < 3) {
+            tier_refuse(c, err, "the host's %s namespace (linux.namespaces has no %s)", required[r], required[r]);
+            continue;
+        }
         yajl_val ns = tj_new_object();
         tj_set(ns, "type", tj_new_string(required[r]));
         tj_push(namespaces, ns);
         tier_decide(c, "linux.namespaces: added a new %s namespace", required[r]);
     }
     return 0;
+}
+
+/* A sysctl name as the kernel spells it below /proc/sys, dots for
+ * slashes: letters, digits, "_" and "-", no empty component. */
+static bool sysctl_name_ok(const char *key)
+{
+    if (*key == '\0' || *key == '.')
+        return false;
+    for (const char *p = key; *p; p++) {
+        if (*p == '.' && (p[1] == '.' || p[1] == '\0'))
+            return false;
+        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-' && *p != '.')
+            return false;
+    }
+    return true;
+}
+
+/* linux.sysctl at a tier: only names the container's own network and IPC
+ * namespaces hold (tiers.json's sysctls). Any other one is the host's
+ * kernel: kernel.core_pattern runs a program as host root. */
+int tier_map_sysctl(struct tier_ctx *c, ac_error_t *err)
+{
+    yajl_val sysctl = tj_get(tj_get(c->config, "linux"), "sysctl");
+    if (!YAJL_IS_OBJECT(sysctl))
+        return 0;
+    int ret = 0;
+    for (size_t i = 0; i < sysctl->u.object.len; i++) {
+        const char *key = sysctl->u.object.keys[i];
+        bool allowed = false;
+        for (size_t k = 0; sysctl_name_ok(key) && k < c->defs->sysctls.n && !allowed; k++)
+            allowed = fnmatch(c->defs->sysctls.v[k], key, 0) == 0;
+        if (!allowed)
+            ret = tier_refuse(c, err, "linux.sysctl %s (not namespaced to the container: the host's kernel)", key);
+    }
+    if (ret == 0 && sysctl->u.object.len)
+        tier_decide(c, "linux.sysctl: %zu namespaced settings kept", sysctl->u.object.len);
+    return ret;
 }

@@ -69,15 +69,21 @@ int tier_map_limits(struct tier_ctx *c, ac_error_t *err)
             continue;
         }
         int64_t asked;
-        if (!YAJL_IS_STRING(v) || k->parse(v->u.string, &asked) < 0 || asked <= 0)
-            return ac_error(err, 0, "tier %d: annotation %s: expected %s, got `%s`", c->tier, name, k->expected,
-                            YAJL_IS_STRING(v) ? v->u.string : "a non-string");
-        if (asked > deflt)
-            return tier_refuse(c, err, "%s=%s: annotations may only tighten the tier's default %s", name,
-                               v->u.string, k->format(deflt, b1, sizeof(b1)));
-        if (asked > *eff)
-            return tier_refuse(c, err, "%s=%s: above the operator's --%s %s", name, v->u.string, k->flag,
-                               k->format(*eff, b1, sizeof(b1)));
+        if (!YAJL_IS_STRING(v) || k->parse(v->u.string, &asked) < 0 || asked <= 0) {
+            tier_reject(c, err, "annotation %s: expected %s, got `%s`", name, k->expected,
+                        YAJL_IS_STRING(v) ? v->u.string : "a non-string");
+            continue;
+        }
+        if (asked > deflt) {
+            tier_refuse(c, err, "%s=%s: annotations may only tighten the tier's default %s", name, v->u.string,
+                        k->format(deflt, b1, sizeof(b1)));
+            continue;
+        }
+        if (asked > *eff) {
+            tier_refuse(c, err, "%s=%s: above the operator's --%s %s", name, v->u.string, k->flag,
+                        k->format(*eff, b1, sizeof(b1)));
+            continue;
+        }
         if (asked < *eff)
             tier_decide(c, "limits: %s %s (%s tightens %s)", k->annotation, k->format(asked, b1, sizeof(b1)), name,
                         k->format(*eff, b2, sizeof(b2)));
@@ -145,9 +151,30 @@ static void map_pids(struct tier_ctx *c, yajl_val resources)
         tier_decide(c, "linux.resources.pids: limit %lld", (long long)limit);
 }
 
+/* What would let the cage past its CPU limit, or out of its own cgroup. */
+static void refuse_loosening(struct tier_ctx *c, yajl_val lx, yajl_val resources, ac_error_t *err)
+{
+    yajl_val cpu = tj_get(resources, "cpu");
+    int64_t n;
+    if (tj_get_int(cpu, "realtimeRuntime", &n) && n != 0)
+        tier_refuse(c, err, "linux.resources.cpu.realtimeRuntime %lld (real-time CPU time)", (long long)n);
+    if (tj_get_int(cpu, "burst", &n) && n != 0)
+        tier_refuse(c, err, "linux.resources.cpu.burst %lld (CPU time beyond the tier's quota)", (long long)n);
+    const char *path = tj_get_str(lx, "cgroupsPath");
+    if (path) {
+        for (const char *p = path; (p = strstr(p, "..")) != NULL; p += 2)
+            if ((p == path || p[-1] == '/' || p[-1] == ':') && (p[2] == '\0' || p[2] == '/' || p[2] == ':')) {
+                tier_refuse(c, err, "linux.cgroupsPath %s (a `..` leaves the container's cgroup)", path);
+                break;
+            }
+    }
+}
+
 int tier_map_resources(struct tier_ctx *c, ac_error_t *err)
 {
-    yajl_val resources = tj_get_object(tj_get_object(c->config, "linux"), "resources");
+    yajl_val lx = tj_get_object(c->config, "linux");
+    yajl_val resources = tj_get_object(lx, "resources");
+    refuse_loosening(c, lx, resources, err);
     map_memory(c, resources);
     map_cpu(c, resources);
     map_pids(c, resources);

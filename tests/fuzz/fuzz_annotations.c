@@ -88,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ac_error_t err = NULL;
     if (spec_parse_json_tree(json, json_len, "config.json", &tree, &err) == 0) {
         struct tier_decisions decisions = {0};
-        int tier = tier_map(tree, &op, &decisions, &err);
+        int tier = tier_map(tree, "/bundle", &op, &decisions, &err);
         if (tier >= TIER_NONE) {
             free(tier_tree_to_json(tree, tier & 1));
             struct oci_spec *spec = NULL;

@@ -1,0 +1,90 @@
+/* The bundle's OCI hooks at a tier. prestart, createRuntime and poststop
+ * hooks run on the host as root outside every namespace of the container,
+ * createContainer and startContainer with the runtime's privileges: a
+ * hook a bundle brings is its author's code on the host. At a tier the only
+ * hooks are the tier's own (added later by policy_hooks_add) and programs
+ * the operator names in --allowed-hooks; every other one is refused. */
+#include <string.h>
+
+#include "../hooks/policy_hooks.h"
+#include "../runtime/utils.h"
+#include "tier_internal.h"
+
+static const char *const hook_stages[] = {"prestart", "createRuntime", "createContainer",
+                                          "startContainer", "poststart", "poststop"};
+
+static bool in_path_list(const char *list, const char *path)
+{
+    size_t n = strlen(path);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchrnul(p, ':');
+        if ((size_t)(end - p) == n && strncmp(p, path, n) == 0)
+            return true;
+        p = *end ? end + 1 : end;
+    }
+    return false;
+}
+
+/* One of the tier's own hook programs (an effective config maps to itself:
+ * they are dropped here and put back by policy_hooks_add). */
+static bool tier_own_hook(const char *hooks_dir, const char *path)
+{
+    static const char *const own[] = {"agentcage-egress", "agentcage-approve"};
+    size_t n = strlen(hooks_dir);
+    if (strncmp(path, hooks_dir, n) != 0 || path[n] != '/')
+        return false;
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+        if (strcmp(path + n + 1, own[i]) == 0)
+            return true;
+    return false;
+}
+
+int tier_map_hooks(struct tier_ctx *c, ac_error_t *err)
+{
+    yajl_val hooks = tj_get(c->config, "hooks");
+    if (hooks == NULL || YAJL_IS_NULL(hooks))
+        return 0;
+    if (!YAJL_IS_OBJECT(hooks))
+        return tier_reject(c, err, "hooks: expected an object");
+    cleanup_free char *own_dir = NULL;
+    const char *hooks_dir = c->op->hooks_dir;
+    if (hooks_dir == NULL) {
+        ac_error_t e = NULL;
+        own_dir = policy_hooks_default_dir(&e);
+        ac_error_free(&e);
+        hooks_dir = own_dir ? own_dir : "/nonexistent";
+    }
+    int ret = 0;
+    for (size_t k = 0; k < hooks->u.object.len; k++) {
+        bool known = false;
+        for (size_t s = 0; s < sizeof(hook_stages) / sizeof(hook_stages[0]); s++)
+            known |= strcmp(hooks->u.object.keys[k], hook_stages[s]) == 0;
+        if (!known && !YAJL_IS_NULL(hooks->u.object.values[k]))
+            ret = tier_refuse(c, err, "config.json field hooks.%s (not one a tier accepts)", hooks->u.object.keys[k]);
+    }
+    for (size_t s = 0; s < sizeof(hook_stages) / sizeof(hook_stages[0]); s++) {
+        yajl_val list = tj_get(hooks, hook_stages[s]);
+        if (list == NULL || YAJL_IS_NULL(list))
+            continue;
+        if (!YAJL_IS_ARRAY(list)) {
+            ret = tier_reject(c, err, "hooks.%s: expected an array", hook_stages[s]);
+            continue;
+        }
+        for (size_t i = 0; i < list->u.array.len;) {
+            const char *path = tj_get_str(list->u.array.values[i], "path");
+            if (path && tier_own_hook(hooks_dir, path)) {
+                tj_remove_at(list, i);
+                continue;
+            }
+            if (path && in_path_list(c->op->allowed_hooks, path))
+                tier_decide(c, "hooks.%s[%zu] %s: kept (the operator's --allowed-hooks)", hook_stages[s], i, path);
+            else
+                ret = tier_refuse(c, err,
+                                  "hooks.%s[%zu] %s (a bundle's hook runs on the host; only the tier's own and the "
+                                  "operator's --allowed-hooks run at a tier)",
+                                  hook_stages[s], i, path ? path : "without a path");
+            i++;
+        }
+    }
+    return ret;
+}
