@@ -144,7 +144,7 @@ fuzz-run: fuzz
 PREFIX ?= /usr/local
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 agentcage agentcage-watchdog agentcage-egress agentcage-approve agentcage-audit \
+	install -m 755 agentcage agentcage-watchdog agentcage-egress agentcage-audit \
 		$(DESTDIR)$(PREFIX)/bin/
 
 # The README's first command: build everything, then run a busybox container.

@@ -1,68 +1,136 @@
-/* Approval grants (approvals.h). */
+/* Approval grants and requests (approvals.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <yajl/yajl_tree.h>
 
 #include "../runtime/utils.h"
 #include "approvals.h"
+#include "audit.h"
 #include "hook_state.h"
+#include "sha256.h"
 
-int approval_grant(const char *dir, const char *name, int64_t expires, ac_error_t *err)
+void approval_digest(const char *text, size_t len, char out[APPROVAL_DIGEST_LEN + 1])
 {
-    if (!hook_valid_name(name))
-        return ac_error(err, 0, "approve: invalid id `%s`", name);
-    if (mkdir_p(dir, 0700, err) < 0)
+    char hex[SHA256_HEX_LEN + 1];
+    sha256_hex(text, len, hex);
+    snprintf(out, APPROVAL_DIGEST_LEN + 1, "sha256:%s", hex);
+}
+
+static bool valid_digest(const char *d)
+{
+    if (strncmp(d, "sha256:", 7) != 0 || strlen(d) != APPROVAL_DIGEST_LEN)
+        return false;
+    for (const char *p = d + 7; *p; p++)
+        if (!strchr("0123456789abcdef", *p))
+            return false;
+    return true;
+}
+
+/* Only the operator writes here: a directory or file another user could
+ * have written (or one reached through a symlink) holds no approval. */
+static bool trusted(const struct stat *st, bool dir)
+{
+    return (dir ? S_ISDIR(st->st_mode) : S_ISREG(st->st_mode)) && st->st_uid == geteuid() && !(st->st_mode & 022);
+}
+
+/* The directory, made 0700 when missing; an fd, or -1 with *err. */
+static int open_dir(const char *dir, bool create, ac_error_t *err)
+{
+    if (create && mkdir_p(dir, 0700, err) < 0)
         return -1;
-    cleanup_free char *path = xasprintf("%s/%s", dir, name);
-    cleanup_free char *tmp = xasprintf("%s/.%s.tmp%d", dir, name, getpid());
-    cleanup_free char *text = xasprintf("expires=%lld\n", (long long)expires);
-    cleanup_close int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return ac_error(err, errno, "create `%s`", tmp);
-    if (write_all(fd, text, strlen(text)) < 0 || fsync(fd) < 0) {
-        int e = errno;
-        unlink(tmp);
-        return ac_error(err, e, "write `%s`", tmp);
+        return ac_error(err, errno, "open `%s`", dir);
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !trusted(&st, true)) {
+        close(fd);
+        return ac_error(err, 0, "`%s`: not a directory of the runtime's user that only it may write", dir);
     }
-    if (rename(tmp, path) < 0) {
+    return fd;
+}
+
+/* Write DIRFD/FILE atomically: a temporary name, then rename. */
+static int write_atomically(int dfd, const char *dir, const char *file, const char *text, ac_error_t *err)
+{
+    cleanup_free char *tmp = xasprintf(".%s.tmp%d", file, getpid());
+    cleanup_close int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return ac_error(err, errno, "create `%s/%s`", dir, tmp);
+    if (write_all(fd, text, strlen(text)) < 0 || fsync(fd) < 0 || renameat(dfd, tmp, dfd, file) < 0) {
         int e = errno;
-        unlink(tmp);
-        return ac_error(err, e, "rename `%s` to `%s`", tmp, path);
+        unlinkat(dfd, tmp, 0);
+        return ac_error(err, e, "write `%s/%s`", dir, file);
     }
     return 0;
 }
 
-int approval_check(const char *dir, const char *name, time_t now, int64_t *expires, char **reason,
+int approval_grant(const char *dir, const char *name, const char *digest, int64_t expires, ac_error_t *err)
+{
+    if (!hook_valid_name(name))
+        return ac_error(err, 0, "approve: invalid name `%s`", name);
+    if (!valid_digest(digest))
+        return ac_error(err, 0, "approve: --digest: expected sha256:HEX (64 hex digits), got `%s`", digest);
+    cleanup_close int dfd = open_dir(dir, true, err);
+    if (dfd < 0)
+        return -1;
+    cleanup_free char *file = xasprintf("%s.grant", name);
+    cleanup_free char *text = xasprintf("digest=%s\nexpires=%lld\n", digest, (long long)expires);
+    return write_atomically(dfd, dir, file, text, err);
+}
+
+/* "digest=...\nexpires=...\n": 0, or -1 when malformed. */
+static int parse_grant(char *text, char **digest, long long *expires)
+{
+    *digest = NULL;
+    *expires = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *end;
+        if (strncmp(line, "digest=", 7) == 0 && valid_digest(line + 7))
+            *digest = line + 7;
+        else if (strncmp(line, "expires=", 8) == 0 && (*expires = strtoll(line + 8, &end, 10)) > 0 && *end == '\0')
+            continue;
+        else
+            return -1;
+    }
+    return *digest && *expires > 0 ? 0 : -1;
+}
+
+int approval_check(const char *dir, const char *name, const char *digest, time_t now, char **reason,
                    ac_error_t *err)
 {
-    *expires = 0;
     *reason = NULL;
     if (!hook_valid_name(name)) {
-        *reason = xasprintf("invalid request id `%s`: no approval", name);
+        *reason = xasprintf("invalid request name `%s`: no approval", name);
         return 0;
     }
-    cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0 && errno == ENOENT) {
         *reason = xstrdup("no approval");
         return 0;
     }
     if (dfd < 0)
         return ac_error(err, errno, "open `%s`", dir);
-    cleanup_close int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fstat(dfd, &st) < 0 || !trusted(&st, true)) {
+        *reason = xasprintf("untrusted approvals directory `%s` (others may write it)", dir);
+        return 0;
+    }
+    cleanup_free char *file = xasprintf("%s.grant", name);
+    cleanup_close int fd = openat(dfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && (errno == ENOENT || errno == ELOOP)) {
         *reason = xstrdup("no approval");
         return 0;
     }
     if (fd < 0)
-        return ac_error(err, errno, "open `%s/%s`", dir, name);
-    struct stat st;
-    if (fstat(fd, &st) < 0)
-        return ac_error(err, errno, "stat `%s/%s`", dir, name);
-    /* only the operator may grant: a file others could have written is none */
-    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+        return ac_error(err, errno, "open `%s/%s`", dir, file);
+    if (fstat(fd, &st) < 0 || !trusted(&st, false)) {
         *reason = xstrdup("untrusted grant file (not a regular file of ours, mode 0600)");
         return 0;
     }
@@ -70,22 +138,127 @@ int approval_check(const char *dir, const char *name, time_t now, int64_t *expir
     size_t len;
     if (read_all_fd(fd, &text, &len, err) < 0)
         return -1;
-    long long exp;
-    char *end;
-    if (strncmp(text, "expires=", 8) != 0 || (exp = strtoll(text + 8, &end, 10)) <= 0 ||
-        (*end && *end != '\n')) {
-        *reason = xstrdup("malformed grant (expected expires=UNIXTIME)");
+    char *granted;
+    long long expires;
+    if (parse_grant(text, &granted, &expires) < 0) {
+        *reason = xstrdup("malformed grant (expected digest=sha256:HEX and expires=UNIXTIME)");
         return 0;
     }
-    *expires = exp;
-    if (exp <= (long long)now) {
+    if (expires <= (long long)now) {
         char when[64];
-        time_t t = (time_t)exp;
+        time_t t = (time_t)expires;
         struct tm tm;
         gmtime_r(&t, &tm);
         strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
         *reason = xasprintf("approval expired at %s", when);
         return 0;
     }
+    if (strcmp(granted, digest) != 0) {
+        *reason = xasprintf("approved for another config (%.19s...), this one is %.19s...", granted, digest);
+        return 0;
+    }
     return 1;
+}
+
+int approval_use(const char *dir, const char *name, char **reason, ac_error_t *err)
+{
+    *reason = NULL;
+    cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return ac_error(err, errno, "open `%s`", dir);
+    cleanup_free char *file = xasprintf("%s.grant", name);
+    /* of several creates racing for one grant, only the one whose unlink
+     * removes it goes through */
+    if (unlinkat(dfd, file, 0) < 0) {
+        if (errno == ENOENT) {
+            *reason = xstrdup("approval already used");
+            return 0;
+        }
+        return ac_error(err, errno, "use up `%s/%s`", dir, file);
+    }
+    cleanup_free char *request = xasprintf("%s.request", name);
+    unlinkat(dfd, request, 0);
+    return 1;
+}
+
+int approval_request(const char *dir, const char *name, const char *id, const char *digest, int tier,
+                     const char *egress, ac_error_t *err)
+{
+    if (!hook_valid_name(name))
+        return ac_error(err, 0, "approval request: invalid name `%s`", name);
+    cleanup_close int dfd = open_dir(dir, true, err);
+    if (dfd < 0)
+        return -1;
+    cleanup_free char *jname = audit_json_string(name), *jid = audit_json_string(id),
+                      *jegress = audit_json_string(egress ? egress : "");
+    cleanup_free char *text = xasprintf("{\"name\":%s,\"id\":%s,\"digest\":\"%s\",\"tier\":%d,\"egress\":%s,"
+                                        "\"created\":%lld}\n",
+                                        jname, jid, digest, tier, jegress, (long long)time(NULL));
+    cleanup_free char *file = xasprintf("%s.request", name);
+    return write_atomically(dfd, dir, file, text, err);
+}
+
+/* The request file NAME (already NAME.request) as a tree, or NULL. */
+static yajl_val read_request(int dfd, const char *file)
+{
+    cleanup_close int fd = openat(dfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !trusted(&st, false))
+        return NULL;
+    cleanup_free char *text = NULL;
+    size_t len;
+    ac_error_t e = NULL;
+    if (read_all_fd(fd, &text, &len, &e) < 0) {
+        ac_error_free(&e);
+        return NULL;
+    }
+    return yajl_tree_parse(text, NULL, 0);
+}
+
+int approval_request_digest(const char *dir, const char *name, char out[APPROVAL_DIGEST_LEN + 1], ac_error_t *err)
+{
+    if (!hook_valid_name(name))
+        return ac_error(err, 0, "approve: invalid name `%s`", name);
+    cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    cleanup_free char *file = xasprintf("%s.request", name);
+    yajl_val req = dfd < 0 ? NULL : read_request(dfd, file);
+    const char *path[] = {"digest", NULL};
+    yajl_val d = req ? yajl_tree_get(req, path, yajl_t_string) : NULL;
+    int ret = 0;
+    if (d == NULL || !valid_digest(d->u.string))
+        ret = ac_error(err, 0,
+                       "approve: no pending request `%s` in %s (a refused create leaves one; or give --digest or "
+                       "--bundle)",
+                       name, dir);
+    else
+        snprintf(out, APPROVAL_DIGEST_LEN + 1, "%s", d->u.string);
+    if (req)
+        yajl_tree_free(req);
+    return ret;
+}
+
+int approval_list_requests(const char *dir, FILE *f, ac_error_t *err)
+{
+    cleanup_close int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOENT ? 0 : ac_error(err, errno, "open `%s`", dir);
+    DIR *d = fdopendir(dup(dfd));
+    if (d == NULL)
+        return ac_error(err, errno, "read `%s`", dir);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t n = strlen(e->d_name);
+        if (e->d_name[0] == '.' || n < 9 || strcmp(e->d_name + n - 8, ".request") != 0)
+            continue;
+        yajl_val req = read_request(dfd, e->d_name);
+        if (req == NULL)
+            continue;
+        const char *pn[] = {"name", NULL}, *pd[] = {"digest", NULL}, *pe[] = {"egress", NULL};
+        yajl_val vn = yajl_tree_get(req, pn, yajl_t_string), vd = yajl_tree_get(req, pd, yajl_t_string),
+                 ve = yajl_tree_get(req, pe, yajl_t_string);
+        if (vn && vd)
+            fprintf(f, "%s\t%s\tegress=%s\n", vn->u.string, vd->u.string, ve ? ve->u.string : "");
+        yajl_tree_free(req);
+    }
+    closedir(d);
+    return 0;
 }

@@ -151,8 +151,8 @@ int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const str
         hooks_dir = own_dir;
     }
     const char *log = op && op->audit_log ? op->audit_log : AUDIT_DEFAULT_LOG;
-    const char *approvals = op && op->approvals_dir ? op->approvals_dir : APPROVALS_DEFAULT_DIR;
     cleanup_free char *egress = xasprintf("%s/agentcage-egress", hooks_dir);
+    /* an older effective config may still carry the approval hook program */
     cleanup_free char *approve = xasprintf("%s/agentcage-approve", hooks_dir);
 
     yajl_val hooks = object_child(config, "hooks", yajl_t_object);
@@ -172,13 +172,8 @@ int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const str
     remove_hooks_running(create_runtime, approve);
     remove_hooks_running(create_runtime, egress);
     remove_hooks_running(poststop, egress);
-    size_t at = 0;
-    if (tier >= 3) {
-        const char *args[] = {approve, "--approvals-dir", approvals, "--audit-log", log, NULL};
-        array_insert(create_runtime, at++, hook_node(approve, args));
-    }
     const char *start_args[] = {egress, "--audit-log", log, NULL};
-    array_insert(create_runtime, at, hook_node(egress, start_args));
+    array_insert(create_runtime, 0, hook_node(egress, start_args));
     const char *stop_args[] = {egress, "--stop", "--audit-log", log, NULL};
     array_insert(poststop, poststop->u.array.len, hook_node(egress, stop_args));
 

@@ -4,12 +4,11 @@
  *              listening on 127.0.0.1:3128 inside the container's netns),
  *              poststop hook `agentcage-egress --stop`, and HTTP_PROXY,
  *              HTTPS_PROXY, http_proxy, https_proxy, NO_PROXY, no_proxy in
- *              process.env (replacing any the config had);
- *   tier 3:    before those, createRuntime hook agentcage-approve (the
- *              approval gate: create fails without a valid grant).
- * Our hooks go first in createRuntime, so a refused approval starts no
- * proxy. The hooks read the allowlist (io.agentcage.egress) and limits from
- * the annotations in the state on their stdin. */
+ *              process.env (replacing any the config had).
+ * Tier 3's approval gate is the runtime's own (create checks the grant
+ * before anything is made or any hook runs). Our hook goes first in
+ * createRuntime. It reads the allowlist (io.agentcage.egress) and limits
+ * from the annotations in the state on its stdin. */
 #ifndef AGENTCAGE_POLICY_HOOKS_H
 #define AGENTCAGE_POLICY_HOOKS_H
 
@@ -17,11 +16,11 @@
 #include "../tier-annotations/tier.h"
 
 #define EGRESS_PROXY_PORT 3128
-#define APPROVALS_DEFAULT_DIR "/etc/agentcage/approvals"
+#define APPROVALS_DEFAULT_DIR "/var/lib/agentcage/approvals"
 
 /* Edit config (a parsed config.json object) in place; new nodes are
  * malloc'd like yajl_tree's own, so yajl_tree_free frees them. hooks_dir is
- * where agentcage-egress and agentcage-approve live (NULL: the directory of
+ * where agentcage-egress lives (NULL: the directory of
  * the running binary, /proc/self/exe). op may be NULL (defaults). Tiers
  * below 2 add nothing. */
 int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const struct tier_operator *op,

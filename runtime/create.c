@@ -12,13 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <linux/nsfs.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
+#include "../hooks/approvals.h"
 #include "../hooks/audit.h"
 #include "cgroup.h"
 #include "container.h"
@@ -105,7 +111,33 @@ static void ns_plan_close(struct ns_plan *p)
         close(p->pid_join_fd);
 }
 
-static int plan_namespaces(const struct oci_spec *spec, struct ns_plan *p, ac_error_t *err)
+/* At a tier a namespace given by path must be a namespace of its declared
+ * type and not the host's: the inode it opens is compared with the
+ * runtime's own and pid 1's namespaces of that type, so no spelling
+ * (/proc/2/ns/pid, /proc/thread-self/ns/pid, a bind-mounted nsfs file)
+ * gets the container into the host's. Checked on the fd that is joined. */
+static int check_not_host_namespace(int fd, const struct oci_namespace *ns, size_t i, ac_error_t *err)
+{
+    struct statfs sfs;
+    struct stat st;
+    if (fstatfs(fd, &sfs) < 0 || sfs.f_type != NSFS_MAGIC || fstat(fd, &st) < 0)
+        return ac_error(err, 0, "linux.namespaces[%zu]: `%s` is not a namespace", i, ns->path);
+    int type = ioctl(fd, NS_GET_NSTYPE);
+    if (type != ns->type)
+        return ac_error(err, 0, "linux.namespaces[%zu]: `%s` is not a %s namespace", i, ns->path,
+                        ns_proc_name(ns->type));
+    static const char *const owners[] = {"self", "1"};
+    for (size_t k = 0; k < 2; k++) {
+        cleanup_free char *host = xasprintf("/proc/%s/ns/%s", owners[k], ns_proc_name(ns->type));
+        struct stat hs;
+        if (stat(host, &hs) == 0 && hs.st_dev == st.st_dev && hs.st_ino == st.st_ino)
+            return ac_error(err, 0, "a tier forbids the host's %s namespace `%s` (linux.namespaces[%zu])",
+                            ns_proc_name(ns->type), ns->path, i);
+    }
+    return 0;
+}
+
+static int plan_namespaces(const struct oci_spec *spec, bool tiered, struct ns_plan *p, ac_error_t *err)
 {
     memset(p, 0, sizeof(*p));
     for (int i = 0; i < NS_COUNT; i++)
@@ -118,6 +150,10 @@ static int plan_namespaces(const struct oci_spec *spec, struct ns_plan *p, ac_er
             int fd = open(ns->path, O_RDONLY | O_CLOEXEC);
             if (fd < 0)
                 return ac_error(err, errno, "linux.namespaces[%zu]: open `%s`", i, ns->path);
+            if (tiered && check_not_host_namespace(fd, ns, i, err) < 0) {
+                close(fd);
+                return -1;
+            }
             if (ns->type == CLONE_NEWPID) {
                 p->pid_join_fd = fd;
                 continue;
@@ -290,6 +326,61 @@ static bool cgroup_refused(const ac_error_t e)
     return n == EACCES || n == EPERM || n == EROFS || n == EBUSY || n == ENOENT;
 }
 
+/* The caller's file descriptors a tiered container inherits (stdio and
+ * --preserve-fds) must not be a handle on the host's file tree: a
+ * directory, or an O_PATH fd, reopened through /proc/self/fd/N, opens
+ * whatever lies beneath or behind it with the container's rights. */
+static int check_caller_fds(int tier, int preserve_fds, ac_error_t *err)
+{
+    int last = 2 + (preserve_fds > 0 ? preserve_fds : 0);
+    for (int fd = 0; fd <= last; fd++) {
+        struct stat st;
+        int flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fstat(fd, &st) < 0)
+            continue; /* not open */
+        if (S_ISDIR(st.st_mode) || (flags & O_PATH))
+            return ac_error(err, 0, "tier %d forbids %s as file descriptor %d (%s): a handle on the host's files", tier,
+                            S_ISDIR(st.st_mode) ? "a directory" : "an O_PATH descriptor", fd,
+                            fd == 0 ? "stdin" : fd == 1 ? "stdout" : fd == 2 ? "stderr" : "--preserve-fds");
+    }
+    return 0;
+}
+
+/* The approval gate of a tier that needs one (tier 3): a grant of the
+ * operator's, for this name (the container id, or io.agentcage.request-id)
+ * and this effective config's digest. Checked here, before the state
+ * directory, a mount or any hook; used up once the container exists. A
+ * refused create leaves a request that `agentcage approve NAME` grants. */
+static int approval_gate(const struct global_opts *g, const char *id, const struct oci_spec *spec, int tier,
+                         const char *digest, const char **name, ac_error_t *err)
+{
+    *name = spec_annotation(spec, "io.agentcage.request-id");
+    if (*name == NULL)
+        *name = id;
+    cleanup_free char *reason = NULL;
+    int r = approval_check(g->tier.approvals_dir, *name, digest, time(NULL), &reason, err);
+    if (r != 0)
+        return r < 0 ? ac_error_wrap(err, "tier %d: approval gate", tier) : 0;
+    ac_error_t e = NULL;
+    if (approval_request(g->tier.approvals_dir, *name, id, digest, tier, spec_annotation(spec, "io.agentcage.egress"),
+                         &e) < 0) {
+        ac_warn("tier %d: the approval request was not recorded: %s", tier, e->msg);
+        ac_error_free(&e);
+    }
+    return ac_error(err, 0, "tier %d: %s for container %s (config %.19s...): run `agentcage approve %s`", tier,
+                    reason, id, digest, *name);
+}
+
+/* A tiered container refused at create: its reason in the audit trail. */
+static void audit_refusal(const struct global_opts *g, const char *id, ac_error_t *err)
+{
+    if (err == NULL || *err == NULL)
+        return;
+    cleanup_free char *reason = audit_json_string((*err)->msg);
+    cleanup_free char *members = xasprintf("\"reason\":%s", reason);
+    container_audit(g, "refused", id, members);
+}
+
 int container_create(const struct global_opts *g, const char *id, const struct create_options *o,
                      struct create_result *res, ac_error_t *err)
 {
@@ -319,12 +410,9 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         yajl_val tree = NULL;
         if (spec_parse_json_tree(config_text, config_len, "config.json", &tree, err) < 0)
             return -1;
-        tier = tier_map(tree, &g->tier, &decisions, err);
-        if (tier < TIER_NONE && *err) {
-            cleanup_free char *reason = audit_json_string((*err)->msg);
-            cleanup_free char *members = xasprintf("\"reason\":%s", reason);
-            container_audit(g, "refused", id, members);
-        }
+        tier = tier_map(tree, bundle, &g->tier, &decisions, err);
+        if (tier < TIER_NONE)
+            audit_refusal(g, id, err);
         if (tier < TIER_NONE || spec_parse_tree(tree, "config.json", &spec, err) < 0) {
             yajl_tree_free(tree);
             tier_decisions_free(&decisions);
@@ -350,6 +438,19 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     long long timeout_ms = 0;
     if (tier != TIER_NONE && tier_enforcement_of(spec, tier, &landlock_rw, &timeout_ms, err) < 0)
         return -1;
+    if (tier != TIER_NONE && check_caller_fds(tier, o->preserve_fds, err) < 0) {
+        audit_refusal(g, id, err);
+        return -1;
+    }
+    char policy_digest[APPROVAL_DIGEST_LEN + 1] = "";
+    if (tier != TIER_NONE)
+        approval_digest(config_text, config_len, policy_digest);
+    const char *grant = NULL;
+    if (tier != TIER_NONE && tier_requires_approval(tier) &&
+        approval_gate(g, id, spec, tier, policy_digest, &grant, err) < 0) {
+        audit_refusal(g, id, err);
+        return -1;
+    }
     cleanup_free char *rootfs = NULL;
     if (resolve_rootfs(bundle, spec, &rootfs, err) < 0)
         return -1;
@@ -368,7 +469,9 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         }
     }
     struct ns_plan plan;
-    if (plan_namespaces(spec, &plan, err) < 0) {
+    if (plan_namespaces(spec, tier != TIER_NONE, &plan, err) < 0) {
+        if (tier != TIER_NONE)
+            audit_refusal(g, id, err);
         ns_plan_close(&plan);
         return -1;
     }
@@ -611,10 +714,22 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         goto out;
     if (o->pid_file && write_pid_file(o->pid_file, c.child, err) < 0)
         goto out;
+    if (grant) {
+        cleanup_free char *reason = NULL;
+        int used = approval_use(g->tier.approvals_dir, grant, &reason, err);
+        if (used <= 0) {
+            if (used == 0)
+                ac_error(err, 0, "tier %d: %s for container %s: run `agentcage approve %s`", tier, reason, id, grant);
+            audit_refusal(g, id, err);
+            goto out;
+        }
+        cleanup_free char *jgrant = audit_json_string(grant);
+        cleanup_free char *used_members = xasprintf("\"grant\":%s,\"policy\":\"%s\"", jgrant, policy_digest);
+        container_audit(g, "approval-used", id, used_members);
+    }
     if (tier != TIER_NONE) {
-        char digest[SHA256_HEX_LEN + 1];
-        sha256_hex(config_text, config_len, digest);
-        cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d,\"policy\":\"sha256:%s\"", tier, c.child, digest);
+        cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d,\"policy\":\"%s\"", tier, c.child,
+                                               policy_digest);
         container_audit(g, "container-created", id, members);
     }
     if (console_pair[0] >= 0) {

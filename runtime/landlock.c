@@ -78,16 +78,25 @@ static int allow_beneath(int ruleset, const char *path, uint64_t handled, int ti
 }
 
 /* The process's stdio may be a file or terminal outside every rule (a log
- * file, the host's tty): reopening it (/dev/stdout, /proc/self/fd/1) writes
- * to exactly that file, so a rule on that one file allows it. Best effort:
- * pipes and sockets need no rule. */
+ * file, the host's tty): reopening an output (/dev/stdout, /proc/self/fd/1)
+ * writes to exactly that file, so a rule on that one file allows writing
+ * it, never truncating it. A stream the caller opened read-only gets no
+ * rule: reopened for writing through /proc/self/fd/0, a host file given as
+ * stdin would otherwise be the container's to overwrite. Pipes and sockets
+ * need no rule. */
 static void allow_stdio(int ruleset, uint64_t handled, int tier)
 {
     for (int fd = 0; fd <= 2; fd++) {
         struct stat st;
         if (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
             continue;
-        struct landlock_path_beneath_attr attr = {.allowed_access = handled & FILE_ACCESS, .parent_fd = fd};
+        int mode = fcntl(fd, F_GETFL);
+        if (mode < 0 || (mode & O_ACCMODE) == O_RDONLY)
+            continue;
+        uint64_t access = handled & LANDLOCK_ACCESS_FS_WRITE_FILE;
+        if (S_ISCHR(st.st_mode))
+            access = handled & FILE_ACCESS & ~LANDLOCK_ACCESS_FS_TRUNCATE; /* a terminal's ioctls */
+        struct landlock_path_beneath_attr attr = {.allowed_access = access, .parent_fd = fd};
         if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0)
             ac_debug("tier %d: Landlock: no rule for stdio fd %d: %s", tier, fd, strerror(errno));
     }

@@ -336,9 +336,17 @@ int process_setup(const struct oci_process *p, const struct oci_seccomp *seccomp
 {
     if (p->terminal && console_fd >= 0 && terminal_setup(console_fd, p, err) < 0)
         return -1;
+    /* Resolved inside the container's root, and never through a /proc
+     * magic link: a cwd of /proc/self/fd/N would otherwise land in
+     * whatever directory fd N is, even one of the host's that a caller
+     * leaked to us (the mechanism of CVE-2024-21626). */
     const char *cwd = p->cwd && *p->cwd ? p->cwd : "/";
-    if (chdir(cwd) < 0)
-        return ac_error(err, errno, "process.cwd: chdir `%s`", cwd);
+    {
+        cleanup_close int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        cleanup_close int dir = root < 0 ? -1 : safe_openat(root, cwd, O_PATH | O_DIRECTORY, 0, NULL);
+        if (dir < 0 || fchdir(dir) < 0)
+            return ac_error(err, errno, "process.cwd: chdir `%s`", cwd);
+    }
     if (apply_rlimits(p, err) < 0 || apply_scheduling(p, err) < 0 || apply_labels(p, err) < 0)
         return -1;
     if (p->n_args == 0)

@@ -196,9 +196,10 @@ TEST(policy_hooks_add_tier3_and_tier1)
     ac_error_t err = NULL;
     REQUIRE_EQ_INT(policy_hooks_add(cfg, 3, "/opt/ac", &op, &err), 0);
     cleanup_free char *out = tier_tree_to_json(cfg, false);
-    CHECK(strstr(out, "\"createRuntime\":[{\"path\":\"/opt/ac/agentcage-approve\",\"args\":[\"/opt/ac/agentcage-approve\","
-                      "\"--approvals-dir\",\"/etc/ap\",\"--audit-log\",\"/var/log/a.jsonl\"],\"timeout\":10},"
-                      "{\"path\":\"/opt/ac/agentcage-egress\"") != NULL);
+    /* the approval gate is the runtime's own: tier 3 adds the proxy only */
+    CHECK(strstr(out, "\"createRuntime\":[{\"path\":\"/opt/ac/agentcage-egress\",\"args\":[\"/opt/ac/agentcage-egress\","
+                      "\"--audit-log\",\"/var/log/a.jsonl\"],\"timeout\":10}") != NULL);
+    CHECK(strstr(out, "agentcage-approve") == NULL);
     CHECK(strstr(out, "{\"path\":\"/usr/bin/own\"}]") != NULL);
     CHECK(strstr(out, "\"poststop\":[{\"path\":\"/opt/ac/agentcage-egress\",\"args\":[\"/opt/ac/agentcage-egress\",\"--stop\"") != NULL);
     CHECK(strstr(out, "\"env\":[\"PATH=/bin\",\"HTTP_PROXY=http://127.0.0.1:3128\",\"HTTPS_PROXY=http://127.0.0.1:3128\"") != NULL);

@@ -25,6 +25,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -278,6 +279,23 @@ static int do_connect(int argc, char **argv, int type)
     return 0;
 }
 
+/* connect-unix PATH: a stream connect to a Unix socket by path. */
+static int do_connect_unix(const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof(sa.sun_path)) {
+        printf("ENAMETOOLONG\n");
+        return 0;
+    }
+    strcpy(sa.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0)
+        return report(-1);
+    report(connect(fd, (struct sockaddr *)&sa, sizeof sa));
+    close(fd);
+    return 0;
+}
+
 static int parse_family(const char *s)
 {
     if (!strcmp(s, "inet") || !strcmp(s, "AF_INET")) return AF_INET;
@@ -471,7 +489,7 @@ static int do_sleep(const char *s)
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: probe syscall NAME [args] | caps | seccomp | connect HOST PORT | udp HOST PORT |\n"
+            "usage: probe syscall NAME [args] | caps | seccomp | connect HOST PORT | connect-unix PATH | udp HOST PORT |\n"
             "       socket FAMILY TYPE [PROTO] | write PATH | read PATH | mknod PATH [MAJ MIN] | fds |\n"
             "       hog-mem MB | fork-bomb N | sleep SECS | spin SECS | exit N | env | ids | rlimit NAME | pid\n");
     return 2;
@@ -493,6 +511,8 @@ int main(int argc, char **argv)
         return do_seccomp();
     if (!strcmp(cmd, "connect"))
         return do_connect(nargs, args, SOCK_STREAM);
+    if (!strcmp(cmd, "connect-unix") && nargs >= 1)
+        return do_connect_unix(args[0]);
     if (!strcmp(cmd, "udp"))
         return do_connect(nargs, args, SOCK_DGRAM);
     if (!strcmp(cmd, "socket"))

@@ -51,7 +51,7 @@ ROOTFS="${ROOTFS:-$("$REPO_DIR/integration/rootfs.sh")}" || { echo "rootless: no
 rm -rf "$W"
 mkdir -p "$W/bin" "$W/b" "$W/podman"
 # the runtime finds its helpers (watchdog, policy hooks) next to itself
-for f in agentcage agentcage-watchdog agentcage-egress agentcage-approve agentcage-audit; do
+for f in agentcage agentcage-watchdog agentcage-egress agentcage-audit; do
     [ -e "$REPO_DIR/$f" ] && cp "$REPO_DIR/$f" "$W/bin/$f"
 done
 chown -R "$RL_UID:$RL_GID" "$W"

@@ -38,7 +38,7 @@ check() { # OK? WHAT
     if [ "$1" == 0 ]; then echo "ok - soak:$2"; passed=$((passed + 1))
     else echo "FAIL - soak:$2"; failed=$((failed + 1)); fi
 }
-srt() { "$RUNTIME" --root "$ROOT" --audit-log "$T/audit.jsonl" --approvals-dir "$T/approvals" "$@"; }
+srt() { "$RUNTIME" --root "$ROOT" --audit-log "$T/state/audit.jsonl" --approvals-dir "$T/state/approvals" "$@"; }
 
 cleanup() {
     local id d p
@@ -88,14 +88,14 @@ for tier in $tiers; do
     errors=0
     t0=$SECONDS
     for ((i = 0; i < cycles; i++)); do
-        [ "$tier" == 3 ] && { srt approve "$id" > /dev/null 2>&1 || { errors=$((errors + 1)); echo "approve $id failed" >> "$T/errors"; }; }
-        if /usr/bin/time -f %M -a -o "$T/rss-$tier" "$RUNTIME" --root "$ROOT" --audit-log "$T/audit.jsonl" \
-               --approvals-dir "$T/approvals" create --bundle "$BUNDLE" "$id" < /dev/null > /dev/null 2> "$T/err"; then
+        [ "$tier" == 3 ] && { srt approve "$id" --bundle "$BUNDLE" > /dev/null 2>&1 || { errors=$((errors + 1)); echo "approve $id failed" >> "$T/errors"; }; }
+        if /usr/bin/time -f %M -a -o "$T/rss-$tier" "$RUNTIME" --root "$ROOT" --audit-log "$T/state/audit.jsonl" \
+               --approvals-dir "$T/state/approvals" create --bundle "$BUNDLE" "$id" < /dev/null > /dev/null 2> "$T/err"; then
             srt start "$id" > /dev/null 2>> "$T/err" || { errors=$((errors + 1)); echo "$tier #$i start: $(head -c 300 "$T/err")" >> "$T/errors"; }
         else
             errors=$((errors + 1)); echo "$tier #$i create: $(head -c 300 "$T/err")" >> "$T/errors"
         fi
-        /usr/bin/time -f %M -a -o "$T/rss-delete-$tier" "$RUNTIME" --root "$ROOT" --audit-log "$T/audit.jsonl" \
+        /usr/bin/time -f %M -a -o "$T/rss-delete-$tier" "$RUNTIME" --root "$ROOT" --audit-log "$T/state/audit.jsonl" \
             delete --force "$id" > /dev/null 2>> "$T/err" || { errors=$((errors + 1)); echo "$tier #$i delete: $(head -c 300 "$T/err")" >> "$T/errors"; }
     done
     took=$((SECONDS - t0))

@@ -235,10 +235,7 @@ test_egress_hook_bad_input_and_help() {
     OUT="$(echo "{\"id\":\"x\",\"pid\":$$}" | "$HOOKS_BIN/agentcage-egress" --audit-log "$AUDIT" --pid-dir "$T/run" 2>&1)"
     [ $? != 0 ] || fail "egress hook started in the host's netns"
     assert_contains "$OUT" "shares the host's network namespace"
-    ok "$HOOKS_BIN/agentcage-approve" --help
     ok "$HOOKS_BIN/agentcage-audit" --help
-    OUT="$(echo '{}' | "$HOOKS_BIN/agentcage-approve" 2>&1)"
-    [ $? != 0 ] || fail "approve hook accepted a state without id"
 }
 
 test_audit_verify_names_tampered_line() {
@@ -263,46 +260,121 @@ test_audit_verify_names_tampered_line() {
     assert_contains "$OUT" "order.jsonl:2:"
 }
 
-# approval_bundle ID: a tier-3 style container with the approval gate.
+# The approval gate of tier 3 is the runtime's own: create checks a grant
+# for the container's name and its effective config's digest before it
+# makes anything, and uses the grant up. art: the runtime with this
+# test's approvals and audit trail.
+art() { rt --audit-log "$AUDIT" --approvals-dir "$T/state/approvals" "$@"; }
+
+# art_create ID: create with the container's stdio in files (it outlives
+# the command), failing the test when create fails.
+art_create() {
+    art create --bundle "$BUNDLE" "$1" > "$T/$1.out" 2> "$T/$1.err" < /dev/null ||
+        fail "create $1 exited $?: $(head -c 600 "$T/$1.err")"
+    track_pid "$(cpid "$1")"
+}
+
+# approval_bundle ID: a tier-3 container.
 approval_bundle() {
     make_bundle "$1" /bin/probe sleep 600
-    cfg --arg p "$HOOKS_BIN/agentcage-approve" --arg dir "$T/approvals" --arg log "$AUDIT" \
-        '.hooks = {createRuntime: [{path: $p, args: [$p, "--approvals-dir", $dir, "--audit-log", $log], timeout: 10}]}'
+    cfg '.annotations = {"io.agentcage.tier": "3"}'
 }
 
 test_approval_gate_refuses_without_grant() {
     local id; id="$(new_id)"
     approval_bundle "$id"
-    assert_fails rt create --bundle "$BUNDLE" "$id"
-    assert_contains "$OUT" "no approval for container $id (run: agentcage approve $id)"
-    assert_fails rt state "$id"
+    assert_fails art create --bundle "$BUNDLE" "$id"
+    assert_eq "$(printf '%s\n' "$OUT" | wc -l)" 1 "one line: $OUT"
+    assert_contains "$OUT" "tier 3: no approval for container $id (config sha256:"
+    assert_contains "$OUT" "run \`agentcage approve $id\`"
+    assert_fails art state "$id"
     [ -z "$(test_cgroups)" ] || fail "refused create left cgroups: $(test_cgroups)"
-    audit_has "\"event\":\"refused\",\"id\":\"$id\",\"by\":\"approval-gate\""
+    audit_has "\"event\":\"refused\",\"id\":\"$id\""
+    # the refusal left a request the operator can see and grant
+    ok art approve --list
+    assert_contains "$OUT" "$id	sha256:"
 }
 
-test_approval_gate_runs_with_grant() {
+test_approval_gate_runs_once_with_grant() {
     local id; id="$(new_id)"
     approval_bundle "$id"
-    ok "$REPO_DIR/agentcage" --audit-log "$AUDIT" approve "$id" --for 10m --dir "$T/approvals"
-    assert_eq "$(stat -c %a "$T/approvals/$id")" 600 "grant mode"
-    rt_create "$id"
-    rt_start "$id"
+    assert_fails art create --bundle "$BUNDLE" "$id"
+    ok art approve "$id" --for 10m
+    assert_contains "$OUT" "approved $id for 10m, one create of config sha256:"
+    assert_eq "$(stat -c %a "$T/state/approvals/$id.grant")" 600 "grant mode"
+    assert_eq "$(stat -c %a "$T/state/approvals")" 700 "approvals directory mode"
+    art_create "$id"
+    ok art start "$id"
     assert_eq "$(cstatus "$id")" running
-    ok rt delete --force "$id"
-    audit_has "\"event\":\"approval-used\",\"id\":\"$id\""
+    ok art delete --force "$id"
     audit_has "\"event\":\"approval-granted\",\"id\":\"$id\""
-    # a grant is not used up: a retry within its lifetime passes
-    rt_create "$id"
-    ok rt delete --force "$id"
+    audit_has "\"event\":\"approval-used\",\"id\":\"$id\""
+    [ -e "$T/state/approvals/$id.grant" ] && fail "the grant was not used up"
+    # a grant is used up: the same container again needs a new one
+    assert_fails art create --bundle "$BUNDLE" "$id"
+    assert_contains "$OUT" "no approval for container $id"
+    # approving ahead of the first create: the bundle's config, mapped as create maps it
+    ok art approve "$id" --bundle "$BUNDLE"
+    art_create "$id"
+    ok art delete --force "$id"
 }
 
-test_approval_gate_refuses_expired_grant() {
+test_approval_bound_to_the_config() {
     local id; id="$(new_id)"
     approval_bundle "$id"
-    mkdir -p "$T/approvals"
-    ( umask 077; echo "expires=$(( $(date +%s) - 5 ))" > "$T/approvals/$id" )
-    assert_fails rt create --bundle "$BUNDLE" "$id"
-    assert_contains "$OUT" "no valid approval for container $id: approval expired at"
-    assert_fails rt state "$id"
-    audit_has "\"event\":\"refused\",\"id\":\"$id\",\"by\":\"approval-gate\",\"grant\":\"$id\",\"reason\":\"approval expired"
+    ok art approve "$id" --bundle "$BUNDLE"
+    # the bundle changes after the operator looked: the grant does not hold
+    cfg '.annotations["io.agentcage.egress"] = "evil.example.com"'
+    assert_fails art create --bundle "$BUNDLE" "$id"
+    assert_contains "$OUT" "approved for another config"
+    assert_fails art state "$id"
+}
+
+test_approval_request_id_cannot_be_reused() {
+    local a b; a="$(new_id)"; b="$(new_id)"
+    approval_bundle "$a"
+    cfg '.annotations["io.agentcage.request-id"] = "task-42"'
+    ok art approve task-42 --bundle "$BUNDLE"
+    art_create "$a"
+    ok art delete --force "$a"
+    # a new container under the same request id: the grant is gone
+    assert_fails art create --bundle "$BUNDLE" "$b"
+    assert_contains "$OUT" "no approval for container $b"
+    assert_contains "$OUT" "agentcage approve task-42"
+}
+
+test_approval_gate_refuses_expired_and_untrusted_grants() {
+    local id; id="$(new_id)"
+    approval_bundle "$id"
+    assert_fails art create --bundle "$BUNDLE" "$id"
+    ok art approve "$id" --for 1s
+    sleep 2
+    assert_fails art create --bundle "$BUNDLE" "$id"
+    assert_contains "$OUT" "approval expired at"
+    # a grant file anyone may write is none
+    ok art approve "$id" --for 10m
+    chmod 0666 "$T/state/approvals/$id.grant"
+    assert_fails art create --bundle "$BUNDLE" "$id"
+    assert_contains "$OUT" "untrusted grant file"
+    # a hand-made grant without a digest is none either
+    rm -f "$T/state/approvals/$id.grant"
+    ( umask 077; echo "expires=$(( $(date +%s) + 600 ))" > "$T/state/approvals/$id.grant" )
+    assert_fails art create --bundle "$BUNDLE" "$id"
+    assert_contains "$OUT" "malformed grant"
+    assert_fails art state "$id"
+}
+
+test_approval_one_grant_one_create_under_a_race() {
+    local ids=() i
+    approval_bundle x
+    cfg '.annotations["io.agentcage.request-id"] = "race"'
+    ok art approve race --bundle "$BUNDLE"
+    for i in 1 2 3 4; do ids+=("$(new_id)"); done
+    for i in "${ids[@]}"; do art create --bundle "$BUNDLE" "$i" > "$T/race-$i" 2>&1 < /dev/null & done
+    wait
+    local made=0
+    for i in "${ids[@]}"; do art state "$i" > /dev/null 2>&1 && made=$((made + 1)); done
+    assert_eq "$made" 1 "containers created with one grant"
+    for i in "${ids[@]}"; do art delete --force "$i" > /dev/null 2>&1; done
+    return 0
 }

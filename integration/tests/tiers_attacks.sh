@@ -7,7 +7,7 @@
 
 # trt ARGS...: the runtime with this test's --root and tier 2/3's audit log
 # and approvals under $T (never /var/log/agentcage or /etc/agentcage).
-trt() { "$RUNTIME" --root "$ROOT" --audit-log "$T/audit.jsonl" --approvals-dir "$T/approvals" "$@"; }
+trt() { "$RUNTIME" --root "$ROOT" --audit-log "$T/state/audit.jsonl" --approvals-dir "$T/state/approvals" "$@"; }
 
 # attack TIER ARGS...: runs ARGS with `run` in a fresh bundle built from the
 # default config plus the jq filters in ATTACK_CFG; TIER is 0..3, or "plain"
@@ -26,7 +26,8 @@ attack() {
     for f in "${ATTACK_CFG[@]}"; do cfg "$f"; done
     if [ "$tier" != plain ]; then
         cfg --arg t "$tier" --argjson a "$ATTACK_ANN" '.annotations = ((.annotations // {}) + $a + {"io.agentcage.tier": $t})'
-        [ "$tier" == 3 ] && { trt approve "$CID" > /dev/null 2>&1 || fail "approve $CID failed"; }
+        # a config the tier refuses cannot be approved: run then shows the refusal
+        [ "$tier" == 3 ] && trt approve "$CID" --bundle "$BUNDLE" > /dev/null 2>&1
     fi
     OUT="$(trt run --bundle "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
 }
@@ -616,7 +617,7 @@ test_timeout_kills() {
     [ -f "$ROOT/$tier/timeout" ] || fail "no timeout marker in $ROOT/$tier: $(ls "$ROOT/$tier")"
     assert_contains "$(cat "$ROOT/$tier/timeout")" '"timeoutMs":2000' "marker"
     ok trt delete "$tier"
-    assert_contains "$(cat "$T/audit.jsonl")" '"event":"timeout-kill"' "audit records the timeout"
+    assert_contains "$(cat "$T/state/audit.jsonl")" '"event":"timeout-kill"' "audit records the timeout"
     ok trt delete --force "$plain"
 }
 
@@ -676,5 +677,5 @@ test_tier3_needs_approval() {
     ok trt approve "$CID"
     OUT="$(trt run --bundle "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
     assert_eq "$OUT" approved-run "tier 3 with approval"
-    assert_contains "$(cat "$T/audit.jsonl")" approval-used "audited"
+    assert_contains "$(cat "$T/state/audit.jsonl")" approval-used "audited"
 }
