@@ -94,6 +94,14 @@ static int resolve_rootfs(const char *bundle, const struct oci_spec *spec, char 
     return 0;
 }
 
+static bool mount_is_bind(const struct oci_mount *m)
+{
+    bool bind = m->type && strcmp(m->type, "bind") == 0;
+    for (size_t k = 0; k < m->n_options; k++)
+        bind |= strcmp(m->options[k], "bind") == 0 || strcmp(m->options[k], "rbind") == 0;
+    return bind;
+}
+
 /* Sort config.json's namespaces into clone flags and fds to join. */
 struct ns_plan {
     unsigned long clone_flags;
@@ -371,6 +379,64 @@ static int approval_gate(const struct global_opts *g, const char *id, const stru
                     reason, id, digest, *name);
 }
 
+/* Listening Unix sockets of the host that a tiered bind mount would put in
+ * reach (an ssh or gpg agent, an IDE's, a Docker or Podman socket under a
+ * mounted home): connecting needs only the path, and no mount flag or
+ * Landlock right of this kernel closes it. The host's /proc/net/unix lists
+ * every bound pathname socket of the host's network namespace; each one
+ * below a bind source is masked at its place in the container (a socket
+ * bound there after create is not; see SECURITY.md). */
+static void add_socket_masks(struct oci_spec *spec)
+{
+    if (spec->linux == NULL)
+        return;
+    cleanup_file FILE *f = fopen("/proc/net/unix", "re");
+    if (f == NULL)
+        return;
+    char *line = NULL;
+    size_t cap = 0;
+    char **masks = NULL;
+    size_t n = 0;
+    while (getline(&line, &cap, f) > 0) {
+        line[strcspn(line, "\n")] = '\0';
+        /* Num RefCount Protocol Flags Type St Inode Path */
+        char *path = line;
+        for (int field = 0; field < 7 && path; field++) {
+            path = strchr(path, ' ');
+            while (path && *path == ' ')
+                path++;
+        }
+        if (path == NULL || path[0] != '/')
+            continue; /* abstract (@...) or unnamed: the container's own network namespace has its own */
+        for (size_t i = 0; i < spec->n_mounts; i++) {
+            const struct oci_mount *m = &spec->mounts[i];
+            if (!mount_is_bind(m) || m->source == NULL || m->source[0] != '/' || m->destination == NULL)
+                continue;
+            size_t sl = strlen(m->source);
+            while (sl > 1 && m->source[sl - 1] == '/')
+                sl--;
+            if (strncmp(path, m->source, sl) != 0 || (path[sl] != '/' && path[sl] != '\0'))
+                continue;
+            masks = xrealloc(masks, (n + 1) * sizeof(*masks));
+            masks[n++] = xasprintf("%s%s", m->destination, path + sl);
+        }
+    }
+    free(line);
+    if (n == 0)
+        return;
+    struct oci_linux *lx = spec->linux;
+    char **all = spec_alloc(spec, (lx->n_masked_paths + n) * sizeof(char *));
+    memcpy(all, lx->masked_paths, lx->n_masked_paths * sizeof(char *));
+    for (size_t i = 0; i < n; i++) {
+        ac_debug("tier: host socket masked at %s", masks[i]);
+        all[lx->n_masked_paths + i] = spec_strdup(spec, masks[i]);
+        free(masks[i]);
+    }
+    free(masks);
+    lx->masked_paths = all;
+    lx->n_masked_paths += n;
+}
+
 /* A tiered container refused at create: its reason in the audit trail. */
 static void audit_refusal(const struct global_opts *g, const char *id, ac_error_t *err)
 {
@@ -458,16 +524,15 @@ int container_create(const struct global_opts *g, const char *id, const struct c
      * them); resolved here, as the child may not be allowed into it. */
     for (size_t i = 0; i < spec->n_mounts; i++) {
         struct oci_mount *m = &spec->mounts[i];
-        bool bind = m->type && strcmp(m->type, "bind") == 0;
-        for (size_t k = 0; k < m->n_options; k++)
-            bind |= strcmp(m->options[k], "bind") == 0 || strcmp(m->options[k], "rbind") == 0;
-        if (bind && m->source && m->source[0] != '/' && m->source[0] != '\0') {
+        if (mount_is_bind(m) && m->source && m->source[0] != '/' && m->source[0] != '\0') {
             cleanup_free char *abs = xasprintf("%s/%s", bundle, m->source);
             struct stat sb;
             if (stat(abs, &sb) == 0)
                 m->source = spec_strdup(spec, abs);
         }
     }
+    if (tier != TIER_NONE)
+        add_socket_masks(spec);
     struct ns_plan plan;
     if (plan_namespaces(spec, tier != TIER_NONE, &plan, err) < 0) {
         if (tier != TIER_NONE)

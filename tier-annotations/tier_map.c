@@ -138,10 +138,15 @@ static int choose_tier(yajl_val config, const struct tier_operator *op, bool *fr
     yajl_val v = tj_get(annotations, "io.agentcage.tier");
     *from_default = false;
     if (v == NULL) {
-        if (tier_requested(config))
+        if (tier_requested(config)) {
+            cleanup_free char *dup = tj_first_duplicate_key(config);
+            if (dup)
+                return ac_error(err, 0, "config.json: duplicate key %s (a tiered config has one value per key)", dup),
+                       -2;
             return ac_error(err, 0, "annotation io.agentcage.tier: misspelt (only the exact lowercase key, without "
                                     "blanks, chooses a tier)"),
                    -2;
+        }
         *from_default = op->default_tier != TIER_NONE;
         return op->default_tier;
     }

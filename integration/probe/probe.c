@@ -341,6 +341,16 @@ static int do_write(const char *path)
     return report(rc);
 }
 
+/* open-w PATH: can PATH be opened for writing? Nothing is written (a
+ * kernel file acts on writes, not on opens). */
+static int do_open_write(const char *path)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd >= 0)
+        close(fd);
+    return report(fd < 0 ? -1 : 0);
+}
+
 static int do_read(const char *path)
 {
     int fd = open(path, O_RDONLY);
@@ -490,7 +500,7 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: probe syscall NAME [args] | caps | seccomp | connect HOST PORT | connect-unix PATH | udp HOST PORT |\n"
-            "       socket FAMILY TYPE [PROTO] | write PATH | read PATH | mknod PATH [MAJ MIN] | fds |\n"
+            "       socket FAMILY TYPE [PROTO] | write PATH | open-w PATH | read PATH | mknod PATH [MAJ MIN] | fds |\n"
             "       hog-mem MB | fork-bomb N | sleep SECS | spin SECS | exit N | env | ids | rlimit NAME | pid\n");
     return 2;
 }
@@ -519,6 +529,8 @@ int main(int argc, char **argv)
         return do_socket(nargs, args);
     if (!strcmp(cmd, "write") && nargs >= 1)
         return do_write(args[0]);
+    if (!strcmp(cmd, "open-w") && nargs >= 1)
+        return do_open_write(args[0]);
     if (!strcmp(cmd, "read") && nargs >= 1)
         return do_read(args[0]);
     if (!strcmp(cmd, "mknod") && nargs >= 1)
