@@ -313,7 +313,8 @@ COMMAND(exec)
     if (container_load_config(g, id, &config, err) < 0 ||
         build_process(config, &f, argc, argv, &holder, &process, err) < 0)
         goto out_flags;
-    if (st->tier != TIER_NONE && tier_check_exec_process(config, process, st->tier, &f, err) < 0)
+    if (st->tier != TIER_NONE && (tier_check_caller_fds(st->tier, f.preserve_fds, err) < 0 ||
+                                  tier_check_exec_process(config, process, st->tier, &f, err) < 0))
         goto out_flags;
 
     struct exec_child c = {.process = process,

@@ -334,26 +334,6 @@ static bool cgroup_refused(const ac_error_t e)
     return n == EACCES || n == EPERM || n == EROFS || n == EBUSY || n == ENOENT;
 }
 
-/* The caller's file descriptors a tiered container inherits (stdio and
- * --preserve-fds) must not be a handle on the host's file tree: a
- * directory, or an O_PATH fd, reopened through /proc/self/fd/N, opens
- * whatever lies beneath or behind it with the container's rights. */
-static int check_caller_fds(int tier, int preserve_fds, ac_error_t *err)
-{
-    int last = 2 + (preserve_fds > 0 ? preserve_fds : 0);
-    for (int fd = 0; fd <= last; fd++) {
-        struct stat st;
-        int flags = fcntl(fd, F_GETFL);
-        if (flags < 0 || fstat(fd, &st) < 0)
-            continue; /* not open */
-        if (S_ISDIR(st.st_mode) || (flags & O_PATH))
-            return ac_error(err, 0, "tier %d forbids %s as file descriptor %d (%s): a handle on the host's files", tier,
-                            S_ISDIR(st.st_mode) ? "a directory" : "an O_PATH descriptor", fd,
-                            fd == 0 ? "stdin" : fd == 1 ? "stdout" : fd == 2 ? "stderr" : "--preserve-fds");
-    }
-    return 0;
-}
-
 /* The approval gate of a tier that needs one (tier 3): a grant of the
  * operator's, for this name (the container id, or io.agentcage.request-id)
  * and this effective config's digest. Checked here, before the state
@@ -504,7 +484,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     long long timeout_ms = 0;
     if (tier != TIER_NONE && tier_enforcement_of(spec, tier, &landlock_rw, &timeout_ms, err) < 0)
         return -1;
-    if (tier != TIER_NONE && check_caller_fds(tier, o->preserve_fds, err) < 0) {
+    if (tier != TIER_NONE && tier_check_caller_fds(tier, o->preserve_fds, err) < 0) {
         audit_refusal(g, id, err);
         return -1;
     }

@@ -97,6 +97,26 @@ pid_t clone_child(unsigned long flags, int cgroup_fd, bool *into_cgroup)
     return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 }
 
+/* The caller's file descriptors a tiered container inherits (stdio and
+ * --preserve-fds) must not be a handle on the host's file tree: a
+ * directory, or an O_PATH fd, reopened through /proc/self/fd/N, opens
+ * whatever lies beneath or behind it with the container's rights. */
+int tier_check_caller_fds(int tier, int preserve_fds, ac_error_t *err)
+{
+    int last = 2 + (preserve_fds > 0 ? preserve_fds : 0);
+    for (int fd = 0; fd <= last; fd++) {
+        struct stat st;
+        int flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fstat(fd, &st) < 0)
+            continue; /* not open */
+        if (S_ISDIR(st.st_mode) || (flags & O_PATH))
+            return ac_error(err, 0, "tier %d forbids %s as file descriptor %d (%s): a handle on the host's files", tier,
+                            S_ISDIR(st.st_mode) ? "a directory" : "an O_PATH descriptor", fd,
+                            fd == 0 ? "stdin" : fd == 1 ? "stdout" : fd == 2 ? "stderr" : "--preserve-fds");
+    }
+    return 0;
+}
+
 void prepare_inherited_fds(int preserve_fds)
 {
     unsigned int first = 3 + (unsigned int)(preserve_fds > 0 ? preserve_fds : 0);

@@ -71,6 +71,9 @@ int find_executable(const char *name, char *const *env, char **out, ac_error_t *
 pid_t clone_child(unsigned long flags, int cgroup_fd, bool *into_cgroup);
 /* Mark every fd >= 3 + preserve_fds close-on-exec, and clear it on the
  * preserved ones. */
+/* At a tier: -1 (with *err) when stdio or a --preserve-fds descriptor is
+ * a directory or O_PATH, a handle on the host's files. */
+int tier_check_caller_fds(int tier, int preserve_fds, ac_error_t *err);
 void prepare_inherited_fds(int preserve_fds);
 /* The tier's cage that a config.json cannot express, for init and exec
  * alike: Landlock (writes only beneath /dev and rw_paths) and no_new_privs

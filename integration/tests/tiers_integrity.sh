@@ -361,3 +361,18 @@ test_policy_show_lists_every_refusal() {
     assert_eq "$(printf '%s\n' "$OUT" | wc -l)" 1 "create says one line"
     assert_contains "$OUT" "(and 2 more: \`agentcage policy show\` lists them)"
 }
+
+test_exec_caller_directory_fds_refused_at_a_tier() {
+    mkdir -p "$T/hostdir"; echo host-secret > "$T/hostdir/marker"
+    local id; id="$(new_id)"; make_bundle "$id"
+    cfg '.annotations = {"io.agentcage.tier": "1"}'
+    trt create --bundle "$BUNDLE" "$id" > "$T/$id.out" 2>&1 < /dev/null || fail "create: $(cat "$T/$id.out")"
+    track_pid "$(cpid "$id")"
+    ok trt start "$id"
+    OUT="$(trt exec --preserve-fds 1 "$id" /bin/cat /proc/self/fd/3/marker 2>&1 3< "$T/hostdir" < /dev/null)"
+    assert_not_contains "$OUT" host-secret "exec read through a preserved directory fd"
+    assert_contains "$OUT" "a directory as file descriptor 3"
+    OUT="$(trt exec --cwd /proc/self/fd/3 "$id" /bin/cat marker 2>&1 3< "$T/hostdir" < /dev/null)"
+    assert_not_contains "$OUT" host-secret "exec cwd through a leaked fd"
+    ok trt delete --force "$id"
+}
