@@ -215,11 +215,6 @@ static int prepare_time_namespace(const struct oci_spec *spec, ac_error_t *err)
     return 0;
 }
 
-char *container_hook_state(const struct container_state *st, enum container_status status)
-{
-    return state_oci_json(st, status, false);
-}
-
 static char **annotations_of(const struct oci_spec *spec)
 {
     char **a = xcalloc(2 * spec->n_annotations + 1, sizeof(char *));

@@ -150,15 +150,6 @@ static void audit_timeout(const struct global_opts *g, const struct container_st
     container_audit(g, "timeout-kill", st->id, members);
 }
 
-void container_audit(const struct global_opts *g, const char *event, const char *id, const char *members)
-{
-    ac_error_t e = NULL;
-    if (audit_append(g->tier.audit_log, event, id, members, &e) < 0) {
-        ac_warn("audit: %s", e->msg);
-        ac_error_free(&e);
-    }
-}
-
 int container_start(const struct global_opts *g, const char *id, ac_error_t *err)
 {
     cleanup_close int lock = -1;

@@ -395,3 +395,8 @@ char *rfc3339_now(void)
     strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
     return xasprintf("%s.%09ldZ", buf, ts.tv_nsec);
 }
+
+char *container_hook_state(const struct container_state *st, enum container_status status)
+{
+    return state_oci_json(st, status, false);
+}

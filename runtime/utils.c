@@ -1,4 +1,6 @@
-/* Small helpers shared by every part of the runtime. */
+/* Small helpers shared by every part of the runtime: whole files, small
+ * writes, mkdir -p, number parsing. They report through error.c; the
+ * allocation helpers they use are in alloc.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -9,64 +11,6 @@
 #include <unistd.h>
 
 #include "utils.h"
-
-static void oom(void)
-{
-    static const char msg[] = "agentcage: out of memory\n";
-    if (write(2, msg, sizeof(msg) - 1) < 0) {
-        /* nothing to do */
-    }
-    abort();
-}
-
-void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL)
-        oom();
-    return p;
-}
-
-void *xcalloc(size_t n, size_t m)
-{
-    void *p = calloc(n ? n : 1, m ? m : 1);
-    if (p == NULL)
-        oom();
-    return p;
-}
-
-void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (p == NULL)
-        oom();
-    return p;
-}
-
-char *xstrdup(const char *s)
-{
-    char *r = strdup(s ? s : "");
-    if (r == NULL)
-        oom();
-    return r;
-}
-
-char *xvasprintf(const char *fmt, va_list ap)
-{
-    char *r = NULL;
-    if (vasprintf(&r, fmt, ap) < 0)
-        oom();
-    return r;
-}
-
-char *xasprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *r = xvasprintf(fmt, ap);
-    va_end(ap);
-    return r;
-}
 
 int read_all_fd(int fd, char **out, size_t *len, ac_error_t *err)
 {
@@ -104,23 +48,6 @@ int read_all_file(const char *path, char **out, size_t *len, ac_error_t *err)
     if (read_all_fd(fd, out, len, err) < 0)
         return ac_error_wrap(err, "`%s`", path);
     return 0;
-}
-
-ssize_t write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    size_t left = len;
-    while (left > 0) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += w;
-        left -= (size_t)w;
-    }
-    return (ssize_t)len;
 }
 
 int write_file_at(int dirfd, const char *name, const char *data, size_t len, ac_error_t *err)

@@ -1,0 +1,15 @@
+/* The runtime's own records in the audit trail (container-created,
+ * -started, exec, exit, refused, timeout-kill ...): one place, so that a
+ * failure to write one is reported the same way everywhere. */
+#include "../hooks/audit.h"
+#include "container.h"
+#include "utils.h"
+
+void container_audit(const struct global_opts *g, const char *event, const char *id, const char *members)
+{
+    ac_error_t e = NULL;
+    if (audit_append(g->tier.audit_log, event, id, members, &e) < 0) {
+        ac_warn("audit: %s", e->msg);
+        ac_error_free(&e);
+    }
+}

@@ -1,0 +1,91 @@
+/* The mapping's context: the decision log, refusals, and the Landlock and
+ * protection lists that every piece of the mapping adds to. The pieces
+ * (tier_*.c) call these; this file calls none of them. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../runtime/utils.h"
+#include "tier_internal.h"
+
+void tier_decisions_free(struct tier_decisions *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        free(d->lines[i]);
+    free(d->lines);
+    d->lines = NULL;
+    d->n = 0;
+}
+
+void tier_decide(struct tier_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *line = xvasprintf(fmt, ap);
+    va_end(ap);
+    if (line == NULL)
+        return;
+    c->d->lines = xrealloc(c->d->lines, (c->d->n + 1) * sizeof(*c->d->lines));
+    c->d->lines[c->d->n++] = line;
+}
+
+static void record_refusal(struct tier_ctx *c, ac_error_t *err, char *line)
+{
+    c->refused++;
+    tier_decide(c, "refused: %s", line ? line : "this config");
+    ac_error(err, 0, "%s", line ? line : "this config");
+    free(line);
+}
+
+int tier_refuse(struct tier_ctx *c, ac_error_t *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *what = xvasprintf(fmt, ap);
+    va_end(ap);
+    record_refusal(c, err, xasprintf("tier %d forbids %s", c->tier, what ? what : "this config"));
+    free(what);
+    return -1;
+}
+
+int tier_reject(struct tier_ctx *c, ac_error_t *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *what = xvasprintf(fmt, ap);
+    va_end(ap);
+    record_refusal(c, err, xasprintf("tier %d: %s", c->tier, what ? what : "this config"));
+    free(what);
+    return -1;
+}
+
+void tier_landlock_add(struct tier_ctx *c, const char *path)
+{
+    if (strchr(path, ':')) {
+        /* the list is colon-separated: such a path stays unwritable */
+        tier_decide(c, "landlock: %s has a `:` and stays read-only under Landlock", path);
+        return;
+    }
+    /* each entry once */
+    size_t n = strlen(path);
+    for (const char *p = c->landlock_rw; p && *p;) {
+        const char *end = strchrnul(p, ':');
+        if ((size_t)(end - p) == n && strncmp(p, path, n) == 0)
+            return;
+        p = *end ? end + 1 : end;
+    }
+    char *joined = c->landlock_rw ? xasprintf("%s:%s", c->landlock_rw, path) : xstrdup(path);
+    free(c->landlock_rw);
+    c->landlock_rw = joined;
+}
+
+void tier_protect_add(struct tier_ctx *c, const char *dest, bool home)
+{
+    if (strchr(dest, ':') || strchr(dest, '='))
+        return; /* cannot be listed; Landlock keeps it read-only anyway */
+    char *entry = xasprintf("%s%s", dest, home ? "=home" : "");
+    char *joined = c->protect_roots ? xasprintf("%s:%s", c->protect_roots, entry) : xstrdup(entry);
+    free(entry);
+    free(c->protect_roots);
+    c->protect_roots = joined;
+}
