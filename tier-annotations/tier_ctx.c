@@ -29,22 +29,26 @@ void tier_decide(struct tier_ctx *c, const char *fmt, ...)
     c->d->lines[c->d->n++] = line;
 }
 
-static void record_refusal(struct tier_ctx *c, ac_error_t *err, char *line)
+/* "tier N<joiner><what>": one decision line "refused: ...", and *err
+ * when it is the first. Returns -1. */
+static int record_refusal(struct tier_ctx *c, ac_error_t *err, const char *joiner, const char *fmt, va_list ap)
 {
+    char *what = xvasprintf(fmt, ap);
+    char *line = xasprintf("tier %d%s%s", c->tier, joiner, what);
     c->refused++;
-    tier_decide(c, "refused: %s", line ? line : "this config");
-    ac_error(err, 0, "%s", line ? line : "this config");
+    tier_decide(c, "refused: %s", line);
+    ac_error(err, 0, "%s", line);
     free(line);
+    free(what);
+    return -1;
 }
 
 int tier_refuse(struct tier_ctx *c, ac_error_t *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *what = xvasprintf(fmt, ap);
+    record_refusal(c, err, " forbids ", fmt, ap);
     va_end(ap);
-    record_refusal(c, err, xasprintf("tier %d forbids %s", c->tier, what ? what : "this config"));
-    free(what);
     return -1;
 }
 
@@ -52,10 +56,8 @@ int tier_reject(struct tier_ctx *c, ac_error_t *err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *what = xvasprintf(fmt, ap);
+    record_refusal(c, err, ": ", fmt, ap);
     va_end(ap);
-    record_refusal(c, err, xasprintf("tier %d: %s", c->tier, what ? what : "this config"));
-    free(what);
     return -1;
 }
 
