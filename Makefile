@@ -10,7 +10,7 @@ COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers -fno-strict-aliasing \
-	-DAGENTCAGE_VERSION='"$(VERSION)"' -DAGENTCAGE_COMMIT='"$(COMMIT)"' \
+	-DAGENTCAGE_VERSION='"$(VERSION)"' -DAGENTCAGE_COMMIT='"$(COMMIT)"' -I. \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -21,9 +21,13 @@ AGENTCAGE_BIN ?= $(if $(filter build,$(BUILD)),agentcage,$(BUILD)/agentcage)
 # The watchdog sits next to the binary: the runtime finds it there.
 WATCHDOG_BIN ?= $(if $(filter build,$(BUILD)),agentcage-watchdog,$(BUILD)/agentcage-watchdog)
 SPEC_SRCS := $(sort $(wildcard spec/*.c tier-annotations/*.c))
-RUNTIME_SRCS := $(sort $(wildcard runtime/*.c))
-# The library: everything but main.c, so unit tests can link it.
-LIB_SRCS := $(SPEC_SRCS) $(filter-out runtime/main.c,$(RUNTIME_SRCS))
+# The runtime's layers (docs/architecture.md), top to bottom: the CLI verbs,
+# the container lifecycle, the Linux kernel work, cgroups, small utilities.
+CLI_SRCS := $(sort $(wildcard runtime/cli/*.c))
+RUNTIME_SRCS := $(sort $(wildcard runtime/container/*.c runtime/linux/*.c runtime/cgroup/*.c runtime/util/*.c))
+ALL_HDRS := $(wildcard runtime/*/*.h spec/*.h tier-annotations/*.h hooks/*.h)
+# The library: everything below the CLI, so unit tests can link it.
+LIB_SRCS := $(SPEC_SRCS) $(RUNTIME_SRCS)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/tier_filters.o
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
@@ -39,14 +43,14 @@ binaries: $(AGENTCAGE_BIN) $(WATCHDOG_BIN)
 deps:
 	@scripts/setup-deps.sh
 
-$(AGENTCAGE_BIN): $(BUILD)/runtime/main.o $(BUILD)/libagentcage.a
+$(AGENTCAGE_BIN): $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/libagentcage.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libagentcage.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/%.o: %.c $(wildcard runtime/*.h spec/*.h tier-annotations/*.h)
+$(BUILD)/%.o: %.c $(ALL_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -67,7 +71,7 @@ $(BUILD)/gen/tier-seccomp-gen: tier-annotations/seccomp/gen.c
 $(BUILD)/gen/tier_filters.c: $(BUILD)/gen/tier-seccomp-gen tier-annotations/seccomp/syscalls.list
 	$(BUILD)/gen/tier-seccomp-gen tier-annotations/seccomp/syscalls.list > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/gen/tier_filters.o: $(BUILD)/gen/tier_filters.c runtime/tier_seccomp.h
+$(BUILD)/gen/tier_filters.o: $(BUILD)/gen/tier_filters.c runtime/linux/tier_seccomp.h
 	$(CC) $(CFLAGS) -I. -c -o $@ $<
 
 # The per-container watchdog: static and small, as one runs per tiered
@@ -83,12 +87,12 @@ $(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libagentcage.a
 
 unit: all
 	@$(MAKE) --no-print-directory $(TEST_BINS)
-	@tests/run-unit.sh $(TEST_BINS)
+	@BUILD=$(BUILD) tests/run-unit.sh $(TEST_BINS) tests/check-layers.sh
 
 # The whole suite, as CI runs it.
 test: all
 	@$(MAKE) --no-print-directory $(TEST_BINS)
-	@integration/run-all.sh $(TEST_BINS)
+	@BUILD=$(BUILD) integration/run-all.sh $(TEST_BINS) tests/check-layers.sh
 
 # ASan+UBSan+LeakSanitizer: the unit tests and a few real containers, built
 # into their own dir so they never mix with the normal objects.
@@ -121,18 +125,18 @@ fuzz: deps
 
 # Only what the harnesses reach (the parsers, the state reader and their
 # helpers), so a file being edited elsewhere cannot break the fuzz build.
-FUZZ_LIB_SRCS := $(SPEC_SRCS) runtime/error.c runtime/utils.c runtime/state.c $(wildcard runtime/cgroup*.c) \
+FUZZ_LIB_SRCS := $(SPEC_SRCS) $(wildcard runtime/util/*.c) runtime/container/state.c $(wildcard runtime/cgroup/*.c) \
 	hooks/policy_hooks.c hooks/audit.c hooks/sha256.c hooks/hook_state.c
 FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.c=$(BUILD)/fuzz/lib/%.o)
 
-$(FUZZ_LIB): $(FUZZ_LIB_SRCS) $(wildcard runtime/*.h spec/*.h tier-annotations/*.h hooks/*.h)
+$(FUZZ_LIB): $(FUZZ_LIB_SRCS) $(ALL_HDRS)
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz/lib CC=$(FUZZ_CC) \
 		CFLAGS='-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)' $(FUZZ_LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $(FUZZ_LIB_OBJS)
 
 $(FUZZ_BINS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
-	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter \
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter -I. \
 		$(shell pkg-config --cflags $(PKGS) 2>/dev/null) -fsanitize=fuzzer $(FUZZ_SAN) \
 		-o $@ $< $(FUZZ_LIB) $(LDLIBS)
 

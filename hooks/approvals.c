@@ -9,11 +9,11 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
-#include "../runtime/utils.h"
-#include "approvals.h"
-#include "audit.h"
-#include "hook_state.h"
-#include "sha256.h"
+#include "runtime/util/utils.h"
+#include "hooks/approvals.h"
+#include "hooks/audit.h"
+#include "hooks/hook_state.h"
+#include "hooks/sha256.h"
 
 void approval_digest(const char *text, size_t len, char out[APPROVAL_DIGEST_LEN + 1])
 {

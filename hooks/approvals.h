@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "../runtime/error.h"
+#include "runtime/util/error.h"
 
 #define APPROVAL_DIGEST_LEN (7 + 64) /* "sha256:" + hex */
 

@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
-#include "../runtime/utils.h"
-#include "audit.h"
+#include "runtime/util/utils.h"
+#include "hooks/audit.h"
 
 static const char genesis_hash[] = "0000000000000000000000000000000000000000000000000000000000000000";
 

@@ -14,8 +14,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 
-#include "../runtime/error.h"
-#include "sha256.h"
+#include "runtime/util/error.h"
+#include "hooks/sha256.h"
 
 #define AUDIT_DEFAULT_LOG "/var/log/agentcage/audit.jsonl"
 

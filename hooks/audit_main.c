@@ -9,9 +9,9 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "../runtime/utils.h"
-#include "audit.h"
-#include "hook_state.h"
+#include "runtime/util/utils.h"
+#include "hooks/audit.h"
+#include "hooks/hook_state.h"
 
 #define PROG "agentcage-audit"
 

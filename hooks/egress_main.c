@@ -37,11 +37,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../runtime/sync.h"
-#include "../runtime/utils.h"
-#include "audit.h"
-#include "hook_state.h"
-#include "policy_hooks.h"
+#include "runtime/linux/sync.h"
+#include "runtime/util/utils.h"
+#include "hooks/audit.h"
+#include "hooks/hook_state.h"
+#include "hooks/policy_hooks.h"
 
 #define PROG "agentcage-egress"
 #define DEFAULT_PID_DIR "/run/agentcage-egress"

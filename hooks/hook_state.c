@@ -4,8 +4,8 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
-#include "../runtime/utils.h"
-#include "hook_state.h"
+#include "runtime/util/utils.h"
+#include "hooks/hook_state.h"
 
 int hook_valid_name(const char *s)
 {

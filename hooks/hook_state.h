@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../runtime/error.h"
+#include "runtime/util/error.h"
 
 typedef struct yajl_val_s *yajl_val;
 

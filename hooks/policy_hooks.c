@@ -7,9 +7,9 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
-#include "../runtime/utils.h"
-#include "audit.h"
-#include "policy_hooks.h"
+#include "runtime/util/utils.h"
+#include "hooks/audit.h"
+#include "hooks/policy_hooks.h"
 
 /* Our hooks answer within milliseconds; a stuck one must not hang create. */
 #define POLICY_HOOK_TIMEOUT 10

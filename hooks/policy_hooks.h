@@ -12,8 +12,8 @@
 #ifndef AGENTCAGE_POLICY_HOOKS_H
 #define AGENTCAGE_POLICY_HOOKS_H
 
-#include "../runtime/error.h"
-#include "../tier-annotations/tier.h"
+#include "runtime/util/error.h"
+#include "tier-annotations/tier.h"
 
 #define EGRESS_PROXY_PORT 3128
 #define APPROVALS_DEFAULT_DIR "/var/lib/agentcage/approvals"

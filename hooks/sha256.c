@@ -1,7 +1,7 @@
 /* SHA-256 as specified in FIPS 180-4, section 6.2. */
 #include <string.h>
 
-#include "sha256.h"
+#include "hooks/sha256.h"
 
 /* First 32 bits of the fractional parts of the cube roots of the first 64
  * primes (FIPS 180-4, 4.2.2). */

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/utils.h"
-#include "spec.h"
-#include "spec_internal.h"
+#include "runtime/util/utils.h"
+#include "spec/spec.h"
+#include "spec/spec_internal.h"
 
 #define ARENA_CHUNK_SIZE (16 * 1024)
 

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../runtime/error.h"
+#include "runtime/util/error.h"
 
 /* gnu11 predefines `linux` as 1; the spec has a member of that name. */
 #undef linux

@@ -9,8 +9,8 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
-#include "../runtime/utils.h"
-#include "spec.h"
+#include "runtime/util/utils.h"
+#include "spec/spec.h"
 
 static void gen_string(yajl_gen g, const char *s)
 {

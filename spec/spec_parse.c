@@ -18,9 +18,9 @@
 #include <sys/resource.h>
 #include <yajl/yajl_tree.h>
 
-#include "../runtime/utils.h"
-#include "spec.h"
-#include "spec_internal.h"
+#include "runtime/util/utils.h"
+#include "spec/spec.h"
+#include "spec/spec_internal.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080

@@ -4,9 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../hooks/audit.h"
-#include "../runtime/utils.h"
-#include "testlib.h"
+#include "hooks/audit.h"
+#include "runtime/util/utils.h"
+#include "tests/testlib.h"
 
 static void hex_of(const char *s, size_t len, char out[65]) { sha256_hex(s, len, out); }
 
@@ -183,7 +183,7 @@ TEST(append_continues_chain_after_verify)
 
 /* What the tier mapping gets from policy_hooks_add. */
 #include <yajl/yajl_tree.h>
-#include "../hooks/policy_hooks.h"
+#include "hooks/policy_hooks.h"
 
 TEST(policy_hooks_add_tier3_and_tier1)
 {

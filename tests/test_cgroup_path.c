@@ -5,10 +5,10 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
-#include "../runtime/cgroup.h"
-#include "../runtime/cgroup_internal.h"
-#include "../runtime/utils.h"
-#include "testlib.h"
+#include "runtime/cgroup/cgroup.h"
+#include "runtime/cgroup/cgroup_internal.h"
+#include "runtime/util/utils.h"
+#include "tests/testlib.h"
 
 /* Resolve, returning the path or "ERR: message". */
 static char *resolve(const char *cgroups_path, const char *id, bool systemd)

@@ -1,8 +1,8 @@
-/* Unit tests of the mount "options" translation (runtime/mount_options.c). */
+/* Unit tests of the mount "options" translation (runtime/linux/mount_options.c). */
 #include <sys/mount.h>
 
-#include "testlib.h"
-#include "../runtime/mount_options.h"
+#include "tests/testlib.h"
+#include "runtime/linux/mount_options.h"
 
 #define N(arr) (sizeof(arr) / sizeof((arr)[0]))
 

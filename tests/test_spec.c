@@ -10,9 +10,9 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
-#include "../runtime/utils.h"
-#include "../spec/spec.h"
-#include "testlib.h"
+#include "runtime/util/utils.h"
+#include "spec/spec.h"
+#include "tests/testlib.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080

@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../runtime/tier_seccomp.h"
-#include "testlib.h"
+#include "runtime/linux/tier_seccomp.h"
+#include "tests/testlib.h"
 
 TEST(filters_exist_for_every_tier)
 {

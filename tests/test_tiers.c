@@ -23,10 +23,10 @@
 #include <yajl/yajl_tree.h>
 
 #define TESTLIB_NO_MAIN
-#include "../runtime/utils.h"
-#include "../spec/spec.h"
-#include "../tier-annotations/tier_internal.h"
-#include "testlib.h"
+#include "runtime/util/utils.h"
+#include "spec/spec.h"
+#include "tier-annotations/tier_internal.h"
+#include "tests/testlib.h"
 
 static char tests_dir[PATH_MAX];
 

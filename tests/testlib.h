@@ -1,6 +1,6 @@
 /* A tiny header-only unit-test framework.
  *
- *     #include "testlib.h"
+ *     #include "tests/testlib.h"
  *     TEST(parses_empty) { CHECK_EQ_INT(1 + 1, 2); }
  *
  * Each TEST registers itself (a constructor) and the main() defined here runs

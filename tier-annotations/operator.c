@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../runtime/utils.h"
-#include "tier_internal.h"
+#include "runtime/util/utils.h"
+#include "tier-annotations/tier_internal.h"
 
 void tier_operator_init(struct tier_operator *op)
 {

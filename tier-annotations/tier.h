@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../runtime/error.h"
+#include "runtime/util/error.h"
 
 typedef struct yajl_val_s *yajl_val;
 

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../runtime/utils.h"
-#include "tier_internal.h"
+#include "runtime/util/utils.h"
+#include "tier-annotations/tier_internal.h"
 
 void tier_decisions_free(struct tier_decisions *d)
 {

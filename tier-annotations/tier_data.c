@@ -5,8 +5,8 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
-#include "../runtime/utils.h"
-#include "tier_internal.h"
+#include "runtime/util/utils.h"
+#include "tier-annotations/tier_internal.h"
 #include "tiers_json.h" /* static const char tiers_json[] */
 
 static struct tier_defs defs;

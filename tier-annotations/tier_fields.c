@@ -11,8 +11,8 @@
  * names) only ever sit beneath a trailing ".*". */
 #include <string.h>
 
-#include "../runtime/utils.h"
-#include "tier_internal.h"
+#include "runtime/util/utils.h"
+#include "tier-annotations/tier_internal.h"
 
 #define MAX_DEPTH 16
 

@@ -6,9 +6,9 @@
  * the operator names in --allowed-hooks; every other one is refused. */
 #include <string.h>
 
-#include "../hooks/policy_hooks.h"
-#include "../runtime/utils.h"
-#include "tier_internal.h"
+#include "hooks/policy_hooks.h"
+#include "runtime/util/utils.h"
+#include "tier-annotations/tier_internal.h"
 
 static const char *const hook_stages[] = {"prestart", "createRuntime", "createContainer",
                                           "startContainer", "poststart", "poststop"};

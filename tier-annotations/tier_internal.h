@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <yajl/yajl_tree.h>
 
-#include "tier.h"
+#include "tier-annotations/tier.h"
 
 /* --- yajl tree editing (tier_json.c) ---
  * yajl_tree_free releases every node, key, string and array with free(), so

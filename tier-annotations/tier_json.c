@@ -9,8 +9,8 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
-#include "../runtime/utils.h"
-#include "tier_internal.h"
+#include "runtime/util/utils.h"
+#include "tier-annotations/tier_internal.h"
 
 static yajl_val new_node(yajl_type type)
 {
@@ -93,25 +93,20 @@ bool tj_remove(yajl_val obj, const char *key)
     return false;
 }
 
-yajl_val tj_get_object(yajl_val obj, const char *key)
+/* obj[key] as an object or an array, made (replacing another type) when
+ * it is not one. */
+static yajl_val get_container(yajl_val obj, const char *key, yajl_type type)
 {
     yajl_val v = tj_get(obj, key);
-    if (!YAJL_IS_OBJECT(v)) {
-        v = tj_new_object();
+    if (v == NULL || v->type != type) {
+        v = new_node(type);
         tj_set(obj, key, v);
     }
     return v;
 }
 
-yajl_val tj_get_array(yajl_val obj, const char *key)
-{
-    yajl_val v = tj_get(obj, key);
-    if (!YAJL_IS_ARRAY(v)) {
-        v = tj_new_array();
-        tj_set(obj, key, v);
-    }
-    return v;
-}
+yajl_val tj_get_object(yajl_val obj, const char *key) { return get_container(obj, key, yajl_t_object); }
+yajl_val tj_get_array(yajl_val obj, const char *key) { return get_container(obj, key, yajl_t_array); }
 
 void tj_insert(yajl_val arr, size_t at, yajl_val value)
 {

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../runtime/utils.h"
-#include "tier_internal.h"
-#include "../hooks/policy_hooks.h"
+#include "runtime/util/utils.h"
+#include "tier-annotations/tier_internal.h"
+#include "hooks/policy_hooks.h"
 
 static void format_tier_list(unsigned bits, char *buf, size_t len)
 {

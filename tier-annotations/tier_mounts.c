@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../runtime/utils.h"
-#include "tier_internal.h"
+#include "runtime/util/utils.h"
+#include "tier-annotations/tier_internal.h"
 
 /* Lexical normalisation: "//", "." and ".." folded. NULL when a relative
  * path climbs out of where it starts (for bind sources: the bundle). */

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../runtime/utils.h"
-#include "tier_internal.h"
+#include "runtime/util/utils.h"
+#include "tier-annotations/tier_internal.h"
 
 static const char *const cap_sets[] = {"bounding", "effective", "inheritable", "permitted", "ambient"};
 

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../runtime/utils.h"
-#include "tier_internal.h"
+#include "runtime/util/utils.h"
+#include "tier-annotations/tier_internal.h"
 
 struct limit_kind {
     const char *annotation; /* io.agentcage.<name> */

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "tier_internal.h"
+#include "tier-annotations/tier_internal.h"
 
 const char *const tier_names[TIER_COUNT] = {"read", "write", "network", "irreversible"};
 

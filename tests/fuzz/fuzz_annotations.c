@@ -11,8 +11,8 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
-#include "../../spec/spec.h"
-#include "../../tier-annotations/tier.h"
+#include "spec/spec.h"
+#include "tier-annotations/tier.h"
 
 /* Everything a tier may have to rewrite or refuse: mounts, namespaces,
  * resources, capabilities, a socket bind. */

@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
-#include "../../hooks/hook_state.h"
+#include "hooks/hook_state.h"
 
 static int memfd = -1;
 

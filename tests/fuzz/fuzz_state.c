@@ -1,7 +1,7 @@
 /* libFuzzer harness: the state-file reader. The input becomes
  * ROOT/fuzz/state.json in a private temporary --root, then state_load reads
  * it the way every verb does, and state_oci_json writes the loaded state
- * back out (what `agentcage state` and the hooks get). runtime/state.c is
+ * back out (what `agentcage state` and the hooks get). runtime/container/state.c is
  * used unchanged: the file on disk is the interface. */
 #include <fcntl.h>
 #include <stdint.h>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../runtime/container.h"
+#include "runtime/container/container.h"
 
 static char root[] = "/tmp/agentcage-fuzz-state.XXXXXX";
 static char state_path[sizeof(root) + 32];

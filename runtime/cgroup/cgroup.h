@@ -1,0 +1,78 @@
+/* cgroup facade: one interface over cgroup v1, v2 and hybrid hosts.
+ *
+ * The host's layout is read from /proc/self/mountinfo: each v1 hierarchy with
+ * its controllers, and the cgroup2 mount (at /sys/fs/cgroup on a pure v2
+ * host, at /sys/fs/cgroup/unified on a hybrid one). Each controller is driven
+ * where the host has it: v1 hierarchy if there is one, otherwise cgroup2.
+ * A container's cgroup is the same relative path in every hierarchy. */
+#ifndef AGENTCAGE_CGROUP_H
+#define AGENTCAGE_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "runtime/util/error.h"
+#include "spec/spec.h"
+
+enum cgroup_mode { CGROUP_MODE_V1, CGROUP_MODE_HYBRID, CGROUP_MODE_V2 };
+enum cgroup_mode cgroup_host_mode(void);
+
+/* Resolve the container's cgroup path (relative to each hierarchy's root,
+ * starting with '/') from config.json's linux.cgroupsPath:
+ *  - absolute: used as is;
+ *  - relative: below the runtime's own cgroup (as runc does);
+ *  - absent: "/agentcage/<id>";
+ *  - systemd_cgroup: "slice:prefix:name" mapped to the cgroupfs path systemd
+ *    would use ("/system.slice/prefix-name.scope", nested slices expanded),
+ *    since no systemd manages cgroups here.
+ * Returns a malloc'd string. */
+int cgroup_resolve_path(const char *cgroups_path, const char *id, bool systemd_cgroup, char **out,
+                        ac_error_t *err);
+
+/* Create the cgroup in every hierarchy (parents as needed; v1 cpuset gets
+ * cpus/mems copied from its parent so tasks can join) and apply resources
+ * (may be NULL). Refuses a resource the host cannot enforce (e.g. memory
+ * limits with no memory controller) with a clear error. On failure removes
+ * whatever it created. */
+int cgroup_create(const char *path, const struct oci_resources *resources, ac_error_t *err);
+/* Put pid into the cgroup in every hierarchy. */
+int cgroup_enter(const char *path, pid_t pid, ac_error_t *err);
+/* An O_DIRECTORY fd of the cgroup2 directory for clone3(CLONE_INTO_CGROUP)
+ * on a pure v2 host, -1 otherwise (never an error). */
+int cgroup_v2_dirfd(const char *path);
+/* Apply (update) resources to an existing cgroup. */
+int cgroup_update(const char *path, const struct oci_resources *resources, ac_error_t *err);
+/* Freeze/thaw (v1 freezer or v2 cgroup.freeze); waits until done. */
+int cgroup_freeze(const char *path, bool frozen, ac_error_t *err);
+/* True when the cgroup is frozen. */
+bool cgroup_is_frozen(const char *path);
+/* The PIDs in the cgroup (and below), from the pids/memory/... hierarchy or
+ * v2. *out malloc'd. */
+int cgroup_pids(const char *path, pid_t **out, size_t *n, ac_error_t *err);
+/* Send sig to every process in the cgroup (freezing around it so no fork
+ * escapes). */
+int cgroup_kill_all(const char *path, int sig, ac_error_t *err);
+/* Remove the cgroup from every hierarchy (children first); waits briefly for
+ * dying tasks. Missing directories are fine. */
+int cgroup_destroy(const char *path, ac_error_t *err);
+
+struct cgroup_stats {
+    /* cpu */
+    uint64_t cpu_usage_total_ns, cpu_usage_user_ns, cpu_usage_kernel_ns;
+    uint64_t cpu_throttling_periods, cpu_throttled_periods, cpu_throttled_time_ns;
+    /* memory */
+    uint64_t memory_usage, memory_max_usage, memory_limit, memory_failcnt;
+    uint64_t swap_usage, swap_limit;
+    uint64_t memory_cache, memory_rss; /* from memory.stat */
+    uint64_t oom_kill_count;
+    /* pids */
+    uint64_t pids_current, pids_limit; /* limit 0 = max */
+    /* blkio */
+    uint64_t io_read_bytes, io_write_bytes;
+};
+int cgroup_stats(const char *path, struct cgroup_stats *st, ac_error_t *err);
+/* The stats as the "data" object of runc's `events --stats` JSON. malloc'd. */
+char *cgroup_stats_json(const struct cgroup_stats *st);
+
+#endif

@@ -1,0 +1,223 @@
+/* agentcage: the CLI. Global flags first (as the engines pass them), then
+ * one verb from the table below. Errors are printed in one place: here. */
+#include <getopt.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/cli/commands.h"
+#include "runtime/linux/rootless.h"
+#include "runtime/util/utils.h"
+
+#ifndef AGENTCAGE_VERSION
+#define AGENTCAGE_VERSION "0.0.0"
+#endif
+#ifndef AGENTCAGE_COMMIT
+#define AGENTCAGE_COMMIT "unknown"
+#endif
+
+static COMMAND(unsupported)
+{
+    return ac_error(err, 0, "%s is not supported by agentcage", argv[0]);
+}
+
+struct command {
+    const char *name;
+    int (*fn)(struct global_opts *, int, char **, ac_error_t *);
+    const char *help;
+};
+
+static const struct command commands[] = {
+    {"create", cmd_create, "create a container (it waits for start)"},
+    {"start", cmd_start, "start a created container"},
+    {"run", cmd_run, "create and start a container, wait for it unless --detach"},
+    {"state", cmd_state, "print the state of a container"},
+    {"list", cmd_list, "list containers"},
+    {"kill", cmd_kill, "send a signal to a container"},
+    {"delete", cmd_delete, "delete a container"},
+    {"exec", cmd_exec, "run a new process in a container"},
+    {"ps", cmd_ps, "list the processes of a container"},
+    {"pause", cmd_pause, "freeze a container"},
+    {"resume", cmd_resume, "thaw a paused container"},
+    {"update", cmd_update, "change a container's resource limits"},
+    {"events", cmd_events, "print a container's resource statistics"},
+    {"spec", cmd_spec, "write a default config.json"},
+    {"features", cmd_features, "print the runtime-spec features document"},
+    {"policy", cmd_policy, "show the effective config and decisions of a tier (policy show)"},
+    {"audit", cmd_audit, "audit verify FILE: check the audit trail's hash chain"},
+    {"approve", cmd_approve, "approve ID [--for 10m]: let a tier-3 container be created"},
+    {"checkpoint", cmd_unsupported, "not supported"},
+    {"restore", cmd_unsupported, "not supported"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: agentcage [global flags] COMMAND [flags] [ID] [args]\n\n"
+               "An OCI runtime that turns an autonomy-tier annotation into a kernel-enforced cage.\n\n"
+               "Global flags:\n"
+               "  --root DIR            state directory (default /run/agentcage)\n"
+               "  --log FILE            log file (default stderr)\n"
+               "  --log-format text|json\n"
+               "  --debug               log debug lines\n"
+               "  --systemd-cgroup      read cgroupsPath as slice:prefix:name\n"
+               "  --cgroup-manager cgroupfs|systemd|disabled\n"
+               "  --rootless true|false|auto\n"
+               "  --rootless-limits refuse|best-effort\n"
+               "                        rootless without delegated cgroups: refuse tiers with limits (default)\n"
+               "                        or run them with a warning that the limits are not enforced\n"
+               "Tier settings (operator side; also in /etc/agentcage/agentcage.conf):\n"
+               "  --default-tier N      tier for containers without io.agentcage.tier (default: none, plain OCI)\n"
+               "  --allowed-tiers LIST  tiers an annotation may choose, e.g. 0,1\n"
+               "  --max-memory SIZE, --max-cpus N, --max-pids N, --max-timeout DURATION, --max-workspace SIZE\n"
+               "  --audit-log FILE, --approvals-dir DIR, --hooks-dir DIR\n"
+               "  --allowed-hooks LIST  hook programs a bundle may run at a tier (colon-separated; default none)\n"
+               "  --bind-roots LIST     host folders a tiered bind mount may come from (default\n"
+               "                        /home:/srv:/tmp:/var/tmp:/mnt:/media, besides the bundle)\n"
+               "  --version, --help\n\nCommands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
+}
+
+static void print_version(void)
+{
+    const struct scmp_version *v = seccomp_version();
+    printf("agentcage version %s\ncommit: %s\nspec: 1.2.0\nlibseccomp: %u.%u.%u\n", AGENTCAGE_VERSION,
+           AGENTCAGE_COMMIT, v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0);
+}
+
+enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_ROOTLESS, OPT_CGMANAGER, OPT_VERSION,
+       OPT_ROOTLESS_LIMITS, OPT_TIER_FLAG };
+
+/* Operator settings for tiers, as flags (daemon.json runtimeArgs,
+ * containerd options, containers.conf) over /etc/agentcage/agentcage.conf. */
+static const char *const tier_flags[] = {"default-tier", "allowed-tiers", "max-memory", "max-cpus", "max-pids",
+                                         "max-timeout", "max-workspace", "audit-log", "approvals-dir", "hooks-dir",
+                                         "allowed-hooks", "bind-roots"};
+#define N_TIER_FLAGS (sizeof(tier_flags) / sizeof(tier_flags[0]))
+
+static int load_tier_settings(struct tier_operator *op, const char **values, ac_error_t *err)
+{
+    tier_operator_init(op);
+    const char *conf = getenv("AGENTCAGE_CONF");
+    if (tier_operator_load_file(op, conf ? conf : "/etc/agentcage/agentcage.conf", err) < 0)
+        return -1;
+    for (size_t i = 0; i < N_TIER_FLAGS; i++)
+        if (values[i] && tier_operator_set(op, tier_flags[i], values[i], err) < 0)
+            return -1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct global_opts g = {.root = "/run/agentcage", .log_format = AC_LOG_TEXT};
+    const char *log_format = NULL;
+    bool root_given = false;
+    const char *tier_values[N_TIER_FLAGS] = {0};
+    static const struct option opts[] = {
+        {"default-tier", required_argument, NULL, OPT_TIER_FLAG + 0},
+        {"allowed-tiers", required_argument, NULL, OPT_TIER_FLAG + 1},
+        {"max-memory", required_argument, NULL, OPT_TIER_FLAG + 2},
+        {"max-cpus", required_argument, NULL, OPT_TIER_FLAG + 3},
+        {"max-pids", required_argument, NULL, OPT_TIER_FLAG + 4},
+        {"max-timeout", required_argument, NULL, OPT_TIER_FLAG + 5},
+        {"max-workspace", required_argument, NULL, OPT_TIER_FLAG + 6},
+        {"audit-log", required_argument, NULL, OPT_TIER_FLAG + 7},
+        {"approvals-dir", required_argument, NULL, OPT_TIER_FLAG + 8},
+        {"hooks-dir", required_argument, NULL, OPT_TIER_FLAG + 9},
+        {"allowed-hooks", required_argument, NULL, OPT_TIER_FLAG + 10},
+        {"bind-roots", required_argument, NULL, OPT_TIER_FLAG + 11},
+        {"root", required_argument, NULL, OPT_ROOT},
+        {"log", required_argument, NULL, OPT_LOG},
+        {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+        {"debug", no_argument, NULL, OPT_DEBUG},
+        {"systemd-cgroup", no_argument, NULL, OPT_SYSTEMD},
+        {"rootless", required_argument, NULL, OPT_ROOTLESS},
+        {"rootless-limits", required_argument, NULL, OPT_ROOTLESS_LIMITS},
+        {"cgroup-manager", required_argument, NULL, OPT_CGMANAGER},
+        {"version", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    ac_error_t err = NULL;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+vh", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_ROOT: g.root = optarg; root_given = true; break;
+        case OPT_LOG: g.log = optarg; break;
+        case OPT_LOG_FORMAT: log_format = optarg; break;
+        case OPT_DEBUG: g.debug = true; break;
+        case OPT_SYSTEMD: g.systemd_cgroup = true; break;
+        case OPT_ROOTLESS: g.rootless = optarg; break;
+        case OPT_ROOTLESS_LIMITS:
+            if (rootless_limits_parse(optarg, &g.rootless_best_effort, &err) < 0)
+                goto fail;
+            break;
+        case OPT_CGMANAGER:
+            if (strcmp(optarg, "systemd") == 0)
+                g.systemd_cgroup = true;
+            else if (strcmp(optarg, "disabled") == 0)
+                g.cgroups_disabled = true;
+            else if (strcmp(optarg, "cgroupfs") != 0) {
+                ac_error(&err, 0, "--cgroup-manager: expected cgroupfs, systemd or disabled, got `%s`", optarg);
+                goto fail;
+            }
+            break;
+        case 'v': print_version(); return 0;
+        case OPT_TIER_FLAG + 0 ... OPT_TIER_FLAG + (int)N_TIER_FLAGS - 1:
+            tier_values[c - OPT_TIER_FLAG] = optarg;
+            break;
+        case 'h': usage(stdout); return 0;
+        default:
+            ac_error(&err, 0, "unknown global flag `%s` (see --help)", argv[optind - 1]);
+            goto fail;
+        }
+    }
+    if (log_format && strcmp(log_format, "json") == 0)
+        g.log_format = AC_LOG_JSON;
+    else if (log_format && strcmp(log_format, "text") != 0) {
+        ac_error(&err, 0, "--log-format: expected text or json, got `%s`", log_format);
+        goto fail;
+    }
+    ac_log_init(g.log, g.log_format, g.debug);
+    if (load_tier_settings(&g.tier, tier_values, &err) < 0)
+        goto fail;
+    /* Rootless: state and audit trail in the user's own directories (the
+     * system ones are root's), unless given. */
+    if (rootless_detect(g.rootless, &g.is_rootless, &err) < 0)
+        goto fail;
+    if (g.is_rootless && !root_given)
+        g.root = rootless_state_root(); /* lives as long as the process */
+    if (g.is_rootless && !tier_values[7] && strcmp(g.tier.audit_log, "/var/log/agentcage/audit.jsonl") == 0)
+        g.tier.audit_log = rootless_audit_log();
+    if (optind >= argc) {
+        usage(stderr);
+        return 1;
+    }
+    if (g.systemd_cgroup && access("/run/systemd/system", F_OK) != 0)
+        ac_debug("no systemd is running: --systemd-cgroup paths are mapped onto cgroupfs");
+    /* A reader of our stdout may go away (engines close pipes): no SIGPIPE
+     * death in the middle of a lifecycle step. */
+    signal(SIGPIPE, SIG_IGN);
+    const char *verb = argv[optind];
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (strcmp(verb, commands[i].name) != 0)
+            continue;
+        int sub_argc = argc - optind;
+        char **sub_argv = argv + optind;
+        optind = 0; /* full getopt reset for the verb's flags */
+        int r = commands[i].fn(&g, sub_argc, sub_argv, &err);
+        if (r < 0)
+            goto fail;
+        return r;
+    }
+    ac_error(&err, 0, "unknown command `%s` (see --help)", verb);
+fail:
+    if (!g.log)
+        ac_log_init(NULL, g.log_format, g.debug);
+    ac_error_report(&err);
+    return 1;
+}

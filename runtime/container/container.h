@@ -1,0 +1,102 @@
+/* The container lifecycle shared by the CLI verbs. */
+#ifndef AGENTCAGE_CONTAINER_H
+#define AGENTCAGE_CONTAINER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "runtime/util/error.h"
+#include "runtime/container/state.h"
+#include "spec/spec.h"
+#include "tier-annotations/tier.h"
+
+struct global_opts {
+    const char *root;       /* --root, default /run/agentcage */
+    const char *log;        /* --log */
+    enum ac_log_format log_format;
+    bool debug;
+    bool systemd_cgroup;    /* --systemd-cgroup / --cgroup-manager systemd */
+    bool cgroups_disabled;  /* --cgroup-manager disabled */
+    const char *rootless;   /* --rootless true|false|auto */
+    bool is_rootless;       /* what --rootless decided (rootless.c), for every verb */
+    bool rootless_best_effort; /* --rootless-limits best-effort: run tiers whose limits cannot be enforced */
+    struct tier_operator tier; /* --default-tier, --allowed-tiers, ceilings */
+};
+
+/* ---- state.c ---- */
+/* Container ids: [A-Za-z0-9][A-Za-z0-9_.+-]*, at most 1024 bytes. */
+int state_validate_id(const char *id, ac_error_t *err);
+char *state_dir_path(const struct global_opts *g, const char *id);
+/* Open ROOT/ID and take its lock (flock LOCK_EX) for the life of *lockfd.
+ * A missing container is "container `ID` does not exist". */
+int state_lock(const struct global_opts *g, const char *id, int *lockfd, ac_error_t *err);
+/* What most verbs start with: take the lock (when lockfd is not NULL), read
+ * the state and work out the live status. */
+int state_open(const struct global_opts *g, const char *id, int *lockfd, struct container_state **st,
+               enum container_status *status, ac_error_t *err);
+/* Read ROOT/ID/state.json. */
+int state_load(const struct global_opts *g, const char *id, struct container_state **out, ac_error_t *err);
+/* Atomically (tmp + rename) write ROOT/ID/state.json. */
+int state_save(const struct global_opts *g, const struct container_state *st, ac_error_t *err);
+void state_free(struct container_state *st);
+static inline void state_freep(struct container_state **s) { if (*s) state_free(*s); }
+#define cleanup_state __attribute__((cleanup(state_freep)))
+/* The live status: stopped when the init process is gone (or its PID was
+ * reused), created while the exec fifo exists, paused when frozen. */
+enum container_status state_status(const struct global_opts *g, const struct container_state *st);
+/* The runtime-spec state JSON ("ociVersion", "id", "status", "pid",
+ * "bundle", "annotations"), pretty when pretty. malloc'd. */
+char *state_oci_json(const struct container_state *st, enum container_status status, bool pretty);
+/* All container ids under ROOT (sorted). */
+int state_list_ids(const struct global_opts *g, char ***ids, size_t *n, ac_error_t *err);
+/* Remove ROOT/ID and everything in it. */
+int state_remove(const struct global_opts *g, const char *id, ac_error_t *err);
+/* Write a pid file as runc does: bare digits, no newline, atomically. */
+int write_pid_file(const char *path, pid_t pid, ac_error_t *err);
+
+/* ---- create.c / start.c / delete.c ---- */
+struct create_options {
+    const char *bundle;
+    const char *config_path;   /* --config (crun), default BUNDLE/config.json */
+    const char *pid_file;
+    const char *console_socket;
+    bool no_pivot;
+    bool no_new_keyring;
+    int preserve_fds;
+    bool foreground;           /* `run` without --detach: we stay the parent */
+};
+struct create_result {
+    pid_t pid;           /* the container's init process */
+    int console_master;  /* foreground with a terminal and no console socket: the pty master, else -1 */
+};
+/* Create the container: on success its init process waits for `start`. */
+int container_create(const struct global_opts *g, const char *id, const struct create_options *o,
+                     struct create_result *res, ac_error_t *err);
+/* One record in the audit trail (tiered containers only); a failure to
+ * write it is a warning, never the caller's failure. members are JSON
+ * object members (`"a":1,"b":"x"`) or NULL. */
+void container_audit(const struct global_opts *g, const char *event, const char *id, const char *members);
+/* The state JSON a hook of kind gets on stdin. malloc'd. */
+char *container_hook_state(const struct container_state *st, enum container_status status);
+int container_start(const struct global_opts *g, const char *id, ac_error_t *err);
+int container_delete(const struct global_opts *g, const char *id, bool force, ac_error_t *err);
+/* Load the copy of config.json kept in the state dir. */
+/* exec: a new process in the running container st. */
+struct exec_options {
+    const char *console_socket, *pid_file;
+    bool detach;
+    int preserve_fds;
+    const char *const *caps; /* --cap names asked for (at a tier: none the container lacks) */
+    size_t n_caps;
+};
+struct exec_result {
+    pid_t pid;
+    int console_master; /* a terminal without --console-socket: the pty master to proxy, or -1 */
+};
+int container_exec(const struct global_opts *g, struct container_state *st, enum container_status status,
+                   struct oci_spec *config, struct oci_process *process, const struct exec_options *o,
+                   struct exec_result *res, ac_error_t *err);
+
+int container_load_config(const struct global_opts *g, const char *id, struct oci_spec **spec, ac_error_t *err);
+
+#endif

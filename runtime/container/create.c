@@ -1,0 +1,710 @@
+/* create: the runtime's side of setting up a container.
+ *
+ * No re-exec: the runtime clones the container's init directly, maps its
+ * ids, puts it in its cgroup, runs the runtime-namespace hooks while the
+ * child waits, records the state and returns. The child blocks on the exec
+ * fifo until `start`. Any failure rolls back everything made so far. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#include "hooks/approvals.h"
+#include "hooks/audit.h"
+#include "runtime/cgroup/cgroup.h"
+#include "runtime/container/container.h"
+#include "runtime/linux/hooks.h"
+#include "runtime/linux/landlock.h"
+#include "runtime/linux/init.h"
+#include "runtime/linux/process.h"
+#include "runtime/linux/rootless.h"
+#include "runtime/linux/sync.h"
+#include "runtime/linux/terminal.h"
+#include "runtime/util/utils.h"
+
+/* What create has made so far, for the rollback. */
+struct create_ctx {
+    const struct global_opts *g;
+    const char *id;
+    char *state_dir;
+    bool state_dir_made;
+    char *cgroup_path;
+    bool cgroup_made;
+    pid_t child;
+};
+
+static void rollback(struct create_ctx *c)
+{
+    if (c->child > 0) {
+        kill(c->child, SIGKILL);
+        waitpid(c->child, NULL, 0);
+    }
+    ac_error_t ignore = NULL;
+    if (c->cgroup_made && cgroup_destroy(c->cgroup_path, &ignore) < 0) {
+        ac_warn("rollback: %s", ignore->msg);
+        ac_error_free(&ignore);
+    }
+    if (c->state_dir_made && state_remove(c->g, c->id, &ignore) < 0) {
+        ac_warn("rollback: %s", ignore->msg);
+        ac_error_free(&ignore);
+    }
+}
+
+static int write_id_map(pid_t pid, const char *file, const struct oci_idmap *m, size_t n, ac_error_t *err)
+{
+    cleanup_free char *path = xasprintf("/proc/%d/%s", pid, file);
+    cleanup_free char *buf = xmalloc(n * 40 + 1);
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(buf + len, "%u %u %u\n", m[i].container_id, m[i].host_id, m[i].size);
+    if (write_file(path, buf, len, err) < 0)
+        return ac_error_wrap(err, "linux.%s", strcmp(file, "uid_map") == 0 ? "uidMappings" : "gidMappings");
+    return 0;
+}
+
+static int resolve_rootfs(const char *bundle, const struct oci_spec *spec, char **out, ac_error_t *err)
+{
+    if (spec->root_path == NULL || *spec->root_path == '\0')
+        return ac_error(err, 0, "config.json: root.path: required");
+    cleanup_free char *p = spec->root_path[0] == '/' ? xstrdup(spec->root_path)
+                                                     : xasprintf("%s/%s", bundle, spec->root_path);
+    char *real = realpath(p, NULL);
+    if (real == NULL)
+        return ac_error(err, errno, "config.json: root.path `%s`", spec->root_path);
+    struct stat st;
+    if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+        free(real);
+        return ac_error(err, 0, "config.json: root.path `%s`: not a directory", spec->root_path);
+    }
+    *out = real;
+    return 0;
+}
+
+static bool mount_is_bind(const struct oci_mount *m)
+{
+    bool bind = m->type && strcmp(m->type, "bind") == 0;
+    for (size_t k = 0; k < m->n_options; k++)
+        bind |= strcmp(m->options[k], "bind") == 0 || strcmp(m->options[k], "rbind") == 0;
+    return bind;
+}
+
+
+/* Time namespace offsets can only be written before any process is in the
+ * namespace, so the runtime unshares it for its children and writes them. */
+static int prepare_time_namespace(const struct oci_spec *spec, ac_error_t *err)
+{
+    if (unshare(CLONE_NEWTIME) < 0)
+        return ac_error(err, errno, "linux.namespaces: new time namespace");
+    const struct oci_linux *l = spec->linux;
+    if (!l->has_time_offsets)
+        return 0;
+    char buf[128];
+    int len = 0;
+    if (l->has_monotonic_offset)
+        len += snprintf(buf + len, sizeof(buf) - (size_t)len, "monotonic %lld %u\n", (long long)l->monotonic.secs,
+                        l->monotonic.nanosecs);
+    if (l->has_boottime_offset)
+        len += snprintf(buf + len, sizeof(buf) - (size_t)len, "boottime %lld %u\n", (long long)l->boottime.secs,
+                        l->boottime.nanosecs);
+    if (len && write_file("/proc/self/timens_offsets", buf, (size_t)len, err) < 0)
+        return ac_error_wrap(err, "linux.timeOffsets");
+    return 0;
+}
+
+static char **annotations_of(const struct oci_spec *spec)
+{
+    char **a = xcalloc(2 * spec->n_annotations + 1, sizeof(char *));
+    for (size_t i = 0; i < spec->n_annotations; i++) {
+        a[2 * i] = xstrdup(spec->annotations[i].key);
+        a[2 * i + 1] = xstrdup(spec->annotations[i].value);
+    }
+    return a;
+}
+
+static int run_runtime_hooks(const struct oci_spec *spec, const char *state_json, ac_error_t *err)
+{
+    static const enum oci_hook_kind kinds[] = {HOOK_PRESTART, HOOK_CREATE_RUNTIME};
+    for (size_t i = 0; i < 2; i++) {
+        enum oci_hook_kind k = kinds[i];
+        if (spec->hooks.n_hooks[k] && hooks_run(k, spec->hooks.hooks[k], spec->hooks.n_hooks[k], state_json, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Wait for the child's messages until it is ready (or fails). */
+static int supervise_setup(struct create_ctx *c, int sync_fd, const struct oci_spec *spec,
+                           const struct container_state *st, ac_error_t *err)
+{
+    for (;;) {
+        enum sync_type t;
+        cleanup_free char *data = NULL;
+        if (sync_recv(sync_fd, &t, &data, NULL) < 0)
+            return ac_error(err, errno, "container init: read from it");
+        switch (t) {
+        case SYNC_RUN_HOOKS: {
+            cleanup_free char *state = container_hook_state(st, STATUS_CREATING);
+            if (run_runtime_hooks(spec, state, err) < 0)
+                return -1;
+            if (sync_send(sync_fd, SYNC_HOOKS_DONE, NULL, 0) < 0)
+                return ac_error(err, errno, "container init: write to it");
+            break;
+        }
+        case SYNC_SECCOMP_FD: {
+            cleanup_free char *state = container_hook_state(st, STATUS_CREATING);
+            if (seccomp_listener_forward(sync_fd, spec->linux->seccomp, state, err) < 0)
+                return -1;
+            break;
+        }
+        case SYNC_READY:
+            return 0;
+        case SYNC_ERROR:
+            return ac_error(err, 0, "%s", data ? data : "container init failed");
+        case SYNC_EOF: {
+            int status = 0;
+            pid_t r = waitpid(c->child, &status, 0);
+            if (r == c->child)
+                c->child = 0;
+            if (r == c->child && WIFSIGNALED(status))
+                return ac_error(err, 0, "container init was killed by signal %d during setup", WTERMSIG(status));
+            return ac_error(err, 0, "container init exited during setup");
+        }
+        default:
+            return ac_error(err, 0, "container init: unexpected message %d", t);
+        }
+    }
+}
+
+/* The tier's Landlock paths and timeout, from the annotations the mapping
+ * wrote into the effective config; and the kernel must offer Landlock, as
+ * a tier promises it (refused here, before anything is made). */
+static int tier_enforcement_of(const struct oci_spec *spec, int tier, const char **landlock_rw,
+                               long long *timeout_ms, ac_error_t *err)
+{
+    if (landlock_abi() < 1)
+        return ac_error(err, 0,
+                        "tier %d needs Landlock, which this kernel does not offer (build it with "
+                        "CONFIG_SECURITY_LANDLOCK=y and list `landlock` in the lsm= boot parameter)",
+                        tier);
+    *landlock_rw = spec_annotation(spec, "io.agentcage.landlock-rw");
+    const char *t = spec_annotation(spec, "io.agentcage.timeout-ms");
+    uint64_t ms = 0;
+    if (t && (parse_uint64(t, &ms) < 0 || ms > (uint64_t)LLONG_MAX))
+        return ac_error(err, 0, "tier %d: annotations.io.agentcage.timeout-ms: expected milliseconds, got `%s`",
+                        tier, t);
+    *timeout_ms = (long long)ms;
+    return 0;
+}
+
+/* Rootless without a cgroup: a limit config.json asks for cannot be
+ * enforced, and that is said once, never silently: a warning for a plain
+ * container; a refusal for a tier (a silently unlimited cage is worse than
+ * none) unless the operator allowed --rootless-limits best-effort. */
+static int rootless_without_cgroup(const struct global_opts *g, const struct oci_spec *spec, int tier,
+                                   const char *why, ac_error_t *err)
+{
+    cleanup_free char *limits = rootless_requested_limits(spec->linux ? spec->linux->resources : NULL);
+    if (limits == NULL) {
+        ac_debug("rootless: no cgroup for the container: %s", why);
+        return 0;
+    }
+    if (tier != TIER_NONE && !g->rootless_best_effort)
+        return ac_error(err, 0,
+                        "tier %d: its %s limits cannot be enforced rootless: %s (run it unlimited with "
+                        "--rootless-limits best-effort)",
+                        tier, limits, why);
+    ac_warn("rootless: %s limits not enforced: %s", limits, why);
+    return 0;
+}
+
+/* A delegated cgroup that still refuses us (another user's path, a parent
+ * with processes in it) is no cgroup, as for a host without delegation. */
+static bool cgroup_refused(const ac_error_t e)
+{
+    int n = e ? e->errno_value : 0;
+    return n == EACCES || n == EPERM || n == EROFS || n == EBUSY || n == ENOENT;
+}
+
+/* The approval gate of a tier that needs one (tier 3): a grant of the
+ * operator's, for this name (the container id, or io.agentcage.request-id)
+ * and this effective config's digest. Checked here, before the state
+ * directory, a mount or any hook; used up once the container exists. A
+ * refused create leaves a request that `agentcage approve NAME` grants. */
+static int approval_gate(const struct global_opts *g, const char *id, const struct oci_spec *spec, int tier,
+                         const char *digest, const char **name, ac_error_t *err)
+{
+    *name = spec_annotation(spec, "io.agentcage.request-id");
+    if (*name == NULL)
+        *name = id;
+    cleanup_free char *reason = NULL;
+    int r = approval_check(g->tier.approvals_dir, *name, digest, time(NULL), &reason, err);
+    if (r != 0)
+        return r < 0 ? ac_error_wrap(err, "tier %d: approval gate", tier) : 0;
+    ac_error_t e = NULL;
+    if (approval_request(g->tier.approvals_dir, *name, id, digest, tier, spec_annotation(spec, "io.agentcage.egress"),
+                         &e) < 0) {
+        ac_warn("tier %d: the approval request was not recorded: %s", tier, e->msg);
+        ac_error_free(&e);
+    }
+    return ac_error(err, 0, "tier %d: %s for container %s (config %.19s...): run `agentcage approve %s`", tier,
+                    reason, id, digest, *name);
+}
+
+/* Listening Unix sockets of the host that a tiered bind mount would put in
+ * reach (an ssh or gpg agent, an IDE's, a Docker or Podman socket under a
+ * mounted home): connecting needs only the path, and no mount flag or
+ * Landlock right of this kernel closes it. The host's /proc/net/unix lists
+ * every bound pathname socket of the host's network namespace; each one
+ * below a bind source is masked at its place in the container (a socket
+ * bound there after create is not; see SECURITY.md). */
+static void add_socket_masks(struct oci_spec *spec)
+{
+    if (spec->linux == NULL)
+        return;
+    cleanup_file FILE *f = fopen("/proc/net/unix", "re");
+    if (f == NULL)
+        return;
+    char *line = NULL;
+    size_t cap = 0;
+    char **masks = NULL;
+    size_t n = 0;
+    while (getline(&line, &cap, f) > 0) {
+        line[strcspn(line, "\n")] = '\0';
+        /* Num RefCount Protocol Flags Type St Inode Path */
+        char *path = line;
+        for (int field = 0; field < 7 && path; field++) {
+            path = strchr(path, ' ');
+            while (path && *path == ' ')
+                path++;
+        }
+        if (path == NULL || path[0] != '/')
+            continue; /* abstract (@...) or unnamed: the container's own network namespace has its own */
+        for (size_t i = 0; i < spec->n_mounts; i++) {
+            const struct oci_mount *m = &spec->mounts[i];
+            if (!mount_is_bind(m) || m->source == NULL || m->source[0] != '/' || m->destination == NULL)
+                continue;
+            size_t sl = strlen(m->source);
+            while (sl > 1 && m->source[sl - 1] == '/')
+                sl--;
+            if (strncmp(path, m->source, sl) != 0 || (path[sl] != '/' && path[sl] != '\0'))
+                continue;
+            masks = xrealloc(masks, (n + 1) * sizeof(*masks));
+            masks[n++] = xasprintf("%s%s", m->destination, path + sl);
+        }
+    }
+    free(line);
+    if (n == 0)
+        return;
+    struct oci_linux *lx = spec->linux;
+    char **all = spec_alloc(spec, (lx->n_masked_paths + n) * sizeof(char *));
+    memcpy(all, lx->masked_paths, lx->n_masked_paths * sizeof(char *));
+    for (size_t i = 0; i < n; i++) {
+        ac_debug("tier: host socket masked at %s", masks[i]);
+        all[lx->n_masked_paths + i] = spec_strdup(spec, masks[i]);
+        free(masks[i]);
+    }
+    free(masks);
+    lx->masked_paths = all;
+    lx->n_masked_paths += n;
+}
+
+/* A tiered container refused at create: its reason in the audit trail. */
+static void audit_refusal(const struct global_opts *g, const char *id, ac_error_t *err)
+{
+    if (err == NULL || *err == NULL)
+        return;
+    cleanup_free char *reason = audit_json_string((*err)->msg);
+    cleanup_free char *members = xasprintf("\"reason\":%s", reason);
+    container_audit(g, "refused", id, members);
+}
+
+int container_create(const struct global_opts *g, const char *id, const struct create_options *o,
+                     struct create_result *res, ac_error_t *err)
+{
+    struct create_ctx c = {.g = g, .id = id};
+    res->pid = 0;
+    res->console_master = -1;
+    if (state_validate_id(id, err) < 0)
+        return -1;
+
+    /* 1. Bundle, config.json, rootfs. */
+    cleanup_free char *bundle = realpath(o->bundle ? o->bundle : ".", NULL);
+    if (bundle == NULL)
+        return ac_error(err, errno, "--bundle `%s`", o->bundle ? o->bundle : ".");
+    cleanup_free char *config_path = o->config_path
+                                         ? (o->config_path[0] == '/' ? xstrdup(o->config_path)
+                                                                     : xasprintf("%s/%s", bundle, o->config_path))
+                                         : xasprintf("%s/config.json", bundle);
+    cleanup_free char *config_text = NULL;
+    size_t config_len = 0;
+    if (read_all_file(config_path, &config_text, &config_len, err) < 0)
+        return -1;
+    /* config.json -> tree -> (tier mapping) -> spec: parsed once. */
+    cleanup_spec struct oci_spec *spec = NULL;
+    struct tier_decisions decisions = {0};
+    int tier;
+    {
+        yajl_val tree = NULL;
+        if (spec_parse_json_tree(config_text, config_len, "config.json", &tree, err) < 0)
+            return -1;
+        tier = tier_map(tree, bundle, &g->tier, &decisions, err);
+        if (tier < TIER_NONE)
+            audit_refusal(g, id, err);
+        if (tier < TIER_NONE || spec_parse_tree(tree, "config.json", &spec, err) < 0) {
+            yajl_tree_free(tree);
+            tier_decisions_free(&decisions);
+            return -1;
+        }
+        if (tier != TIER_NONE) {
+            /* the state keeps the effective config, which delete and exec use */
+            free(config_text);
+            config_text = tier_tree_to_json(tree, false);
+            config_len = strlen(config_text);
+        }
+        yajl_tree_free(tree);
+        for (size_t i = 0; i < decisions.n; i++)
+            ac_debug("tier %d: %s", tier, decisions.lines[i]);
+        tier_decisions_free(&decisions);
+    }
+    if (spec->process == NULL)
+        return ac_error(err, 0, "config.json: process: required to create a container");
+    /* What a tier enforces beyond config.json is keyed off the tier
+     * tier_map returned, never off annotations alone: on a plain container
+     * a user-written io.agentcage.* annotation does nothing. */
+    const char *landlock_rw = NULL;
+    long long timeout_ms = 0;
+    if (tier != TIER_NONE && tier_enforcement_of(spec, tier, &landlock_rw, &timeout_ms, err) < 0)
+        return -1;
+    if (tier != TIER_NONE && tier_check_caller_fds(tier, o->preserve_fds, err) < 0) {
+        audit_refusal(g, id, err);
+        return -1;
+    }
+    char policy_digest[APPROVAL_DIGEST_LEN + 1] = "";
+    if (tier != TIER_NONE)
+        approval_digest(config_text, config_len, policy_digest);
+    const char *grant = NULL;
+    if (tier != TIER_NONE && tier_requires_approval(tier) &&
+        approval_gate(g, id, spec, tier, policy_digest, &grant, err) < 0) {
+        audit_refusal(g, id, err);
+        return -1;
+    }
+    cleanup_free char *rootfs = NULL;
+    if (resolve_rootfs(bundle, spec, &rootfs, err) < 0)
+        return -1;
+    /* Relative mount sources are relative to the bundle (as runc reads
+     * them); resolved here, as the child may not be allowed into it. */
+    for (size_t i = 0; i < spec->n_mounts; i++) {
+        struct oci_mount *m = &spec->mounts[i];
+        if (mount_is_bind(m) && m->source && m->source[0] != '/' && m->source[0] != '\0') {
+            cleanup_free char *abs = xasprintf("%s/%s", bundle, m->source);
+            struct stat sb;
+            if (stat(abs, &sb) == 0)
+                m->source = spec_strdup(spec, abs);
+        }
+    }
+    if (tier != TIER_NONE)
+        add_socket_masks(spec);
+    struct ns_plan plan;
+    if (plan_namespaces(spec, tier != TIER_NONE, &plan, err) < 0) {
+        if (tier != TIER_NONE)
+            audit_refusal(g, id, err);
+        ns_plan_close(&plan);
+        return -1;
+    }
+    /* Rootless: a new mount namespace needs a user namespace we own, and
+     * cgroups only where they are delegated to us; both decided before
+     * anything is made. */
+    bool use_cgroup = !g->cgroups_disabled;
+    if (g->is_rootless) {
+        if (!plan.new_userns && plan.join_fds[0] < 0 && geteuid() != 0) {
+            ns_plan_close(&plan);
+            return ac_error(err, 0, "rootless: linux.namespaces needs a user namespace with uidMappings and "
+                                    "gidMappings when the runtime is not root (`agentcage spec --rootless` writes one)");
+        }
+        cleanup_free char *why = NULL;
+        if (use_cgroup && !rootless_cgroups_delegated(&why)) {
+            use_cgroup = false;
+            if (rootless_without_cgroup(g, spec, tier, why, err) < 0) {
+                ns_plan_close(&plan);
+                return -1;
+            }
+        }
+    }
+    int ret = -1;
+    int sync_fds[2] = {-1, -1}, console_pair[2] = {-1, -1};
+    cleanup_close int fifo_fd = -1;
+    cleanup_close int console_fd = -1;
+    cleanup_close int lock_fd = -1;
+    cleanup_close int cgroup_fd = -1;
+    cleanup_close int saved_pidns = -1;
+    cleanup_close int saved_timens = -1;
+    struct container_state st = {0};
+
+    /* 2. The state directory: its creation claims the id. */
+    if (mkdir_p(g->root, 0711, err) < 0)
+        goto out;
+    c.state_dir = state_dir_path(g, id);
+    if (mkdir(c.state_dir, 0711) < 0) {
+        if (errno == EEXIST)
+            ac_error(err, 0, "container `%s` already exists", id);
+        else
+            ac_error(err, errno, "create state directory `%s`", c.state_dir);
+        goto out;
+    }
+    c.state_dir_made = true;
+    lock_fd = open(c.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock_fd < 0 || flock(lock_fd, LOCK_EX) < 0) {
+        ac_error(err, errno, "lock `%s`", c.state_dir);
+        goto out;
+    }
+    {
+        cleanup_free char *copy = xasprintf("%s/config.json", c.state_dir);
+        cleanup_close int fd = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 || write_all(fd, config_text, config_len) < 0) {
+            ac_error(err, errno, "write `%s`", copy);
+            goto out;
+        }
+    }
+
+    /* 3. The cgroup (rootless: by default below our own, delegated one). */
+    if (use_cgroup) {
+        const char *cgroups_path = spec->linux ? spec->linux->cgroups_path : NULL;
+        cleanup_free char *below_own = NULL;
+        if (g->is_rootless && (cgroups_path == NULL || *cgroups_path == '\0') && !g->systemd_cgroup)
+            cgroups_path = below_own = xasprintf("agentcage-%s", id);
+        if (cgroup_resolve_path(cgroups_path, id, g->systemd_cgroup, &c.cgroup_path, err) < 0)
+            goto out;
+        /* Recorded before it is made: if this runtime dies from here on,
+         * `delete --force` finds the cgroup (and whatever runs in it). */
+        struct container_state pre = {.id = (char *)id, .bundle = bundle, .rootfs = rootfs,
+                                      .cgroup_path = c.cgroup_path, .created = "", .owner = "",
+                                      .tier = TIER_NONE, .creating = true};
+        if (state_save(g, &pre, err) < 0)
+            goto out;
+        if (cgroup_create(c.cgroup_path, spec->linux ? spec->linux->resources : NULL, err) < 0) {
+            if (!g->is_rootless || !cgroup_refused(*err))
+                goto out;
+            cleanup_free char *why = ac_error_string(*err);
+            ac_error_free(err);
+            if (rootless_without_cgroup(g, spec, tier, why, err) < 0)
+                goto out;
+            free(c.cgroup_path);
+            c.cgroup_path = NULL;
+        } else {
+            c.cgroup_made = true;
+            cgroup_fd = cgroup_v2_dirfd(c.cgroup_path);
+        }
+    }
+
+    /* 4. The exec fifo the child blocks on, the sync socket, the console. */
+    {
+        cleanup_free char *fifo = xasprintf("%s/exec.fifo", c.state_dir);
+        if (mkfifo(fifo, 0600) < 0) {
+            ac_error(err, errno, "mkfifo `%s`", fifo);
+            goto out;
+        }
+        fifo_fd = open(fifo, O_RDWR | O_CLOEXEC);
+        if (fifo_fd < 0) {
+            ac_error(err, errno, "open `%s`", fifo);
+            goto out;
+        }
+    }
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync_fds) < 0) {
+        ac_error(err, errno, "socketpair");
+        goto out;
+    }
+    if (spec->process->terminal) {
+        if (o->console_socket) {
+            console_fd = console_socket_connect(o->console_socket, err);
+            if (console_fd < 0)
+                goto out;
+        } else if (o->foreground) {
+            if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, console_pair) < 0) {
+                ac_error(err, errno, "socketpair");
+                goto out;
+            }
+            console_fd = console_pair[1];
+        } else {
+            ac_error(err, 0, "process.terminal is true but no --console-socket was given");
+            goto out;
+        }
+    } else if (o->console_socket) {
+        ac_debug("--console-socket given but process.terminal is false: ignored");
+    }
+
+    /* 5. Namespaces the child cannot enter itself: pid (setns only moves
+     * children) and a new time namespace (offsets before anyone enters). */
+    if (plan.pid_join_fd >= 0) {
+        saved_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+        if (setns(plan.pid_join_fd, CLONE_NEWPID) < 0) {
+            ac_error(err, errno, "linux.namespaces: join the pid namespace");
+            goto out;
+        }
+    }
+    if (plan.new_timens) {
+        saved_timens = open("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
+        if (prepare_time_namespace(spec, err) < 0)
+            goto out;
+    }
+
+    /* 6. Clone the container's init. */
+    struct init_config ic = {
+        .spec = spec,
+        .id = id,
+        .bundle = bundle,
+        .rootfs = rootfs,
+        .sync_fd = sync_fds[1],
+        .fifo_fd = fifo_fd,
+        .console_fd = console_fd,
+        .new_userns = plan.new_userns,
+        .new_netns = plan.new_netns,
+        .new_utsns = plan.new_utsns,
+        .new_cgroupns = plan.new_cgroupns,
+        .no_pivot = o->no_pivot,
+        .no_new_keyring = o->no_new_keyring,
+        .preserve_fds = o->preserve_fds,
+        .tier = tier,
+        .landlock_rw = landlock_rw,
+        .rootless = g->is_rootless,
+    };
+    memcpy(ic.join_fds, plan.join_fds, sizeof(ic.join_fds));
+    bool into_cgroup;
+    c.child = clone_child(plan.clone_flags, plan.new_userns ? -1 : cgroup_fd, &into_cgroup);
+    if (c.child < 0) {
+        c.child = 0;
+        ac_error(err, errno, "clone the container process");
+        goto out;
+    }
+    if (c.child == 0) {
+        /* the lock is per open file: the child must not hold it while it
+         * waits for start */
+        close(lock_fd);
+        close(sync_fds[0]);
+        init_main(&ic);
+    }
+    close(sync_fds[1]);
+    sync_fds[1] = -1;
+    if (saved_pidns >= 0)
+        setns(saved_pidns, CLONE_NEWPID);
+    if (saved_timens >= 0)
+        setns(saved_timens, CLONE_NEWTIME);
+
+    /* 7. From the outside: id maps, cgroup, OOM score. */
+    if (plan.new_userns && g->is_rootless) {
+        if (rootless_write_id_maps(c.child, spec->linux, err) < 0)
+            goto out;
+    } else if (plan.new_userns) {
+        if (write_id_map(c.child, "gid_map", spec->linux->gid_mappings, spec->linux->n_gid_mappings, err) < 0 ||
+            write_id_map(c.child, "uid_map", spec->linux->uid_mappings, spec->linux->n_uid_mappings, err) < 0)
+            goto out;
+    }
+    if (c.cgroup_made && !into_cgroup && cgroup_enter(c.cgroup_path, c.child, err) < 0)
+        goto out;
+    if (spec->process->has_oom_score_adj) {
+        cleanup_free char *path = xasprintf("/proc/%d/oom_score_adj", c.child);
+        cleanup_free char *val = xasprintf("%d", spec->process->oom_score_adj);
+        if (write_file(path, val, strlen(val), err) < 0) {
+            if (g->is_rootless && ((*err)->errno_value == EACCES || (*err)->errno_value == EPERM))
+                ac_error_wrap(err, "process.oomScoreAdj %d: lowering the OOM score needs host root (rootless)",
+                              spec->process->oom_score_adj);
+            else
+                ac_error_wrap(err, "process.oomScoreAdj");
+            goto out;
+        }
+    }
+
+    /* 8. Let it run its setup; run our hooks when it asks. */
+    st.id = (char *)id;
+    st.bundle = bundle;
+    st.rootfs = rootfs;
+    st.cgroup_path = c.cgroup_path ? c.cgroup_path : "";
+    st.created = rfc3339_now();
+    st.owner = "";
+    st.pid = c.child;
+    st.systemd_cgroup = g->systemd_cgroup;
+    st.shared_pidns = !plan.new_pidns;
+    st.annotations = annotations_of(spec);
+    st.tier = tier;
+    st.timeout_ms = timeout_ms;
+    for (int k = 0; k < HOOK_KIND_COUNT; k++)
+        if (spec->hooks.n_hooks[k])
+            st.hooks_mask |= 1u << k;
+    {
+        cleanup_free char *creating = container_hook_state(&st, STATUS_CREATING);
+        cleanup_free char *created = container_hook_state(&st, STATUS_CREATED);
+        size_t l1 = strlen(creating), l2 = strlen(created);
+        cleanup_free char *both = xmalloc(l1 + l2 + 2);
+        memcpy(both, creating, l1 + 1);
+        memcpy(both + l1 + 1, created, l2 + 1);
+        if (sync_send(sync_fds[0], SYNC_GO, both, l1 + l2 + 2) < 0) {
+            ac_error(err, errno, "container init: write to it");
+            goto out;
+        }
+    }
+    if (supervise_setup(&c, sync_fds[0], spec, &st, err) < 0)
+        goto out;
+
+    /* 9. Record it. */
+    st.pid_start_time = process_start_time(c.child);
+    if (state_save(g, &st, err) < 0)
+        goto out;
+    if (o->pid_file && write_pid_file(o->pid_file, c.child, err) < 0)
+        goto out;
+    if (grant) {
+        cleanup_free char *reason = NULL;
+        int used = approval_use(g->tier.approvals_dir, grant, &reason, err);
+        if (used <= 0) {
+            if (used == 0)
+                ac_error(err, 0, "tier %d: %s for container %s: run `agentcage approve %s`", tier, reason, id, grant);
+            audit_refusal(g, id, err);
+            goto out;
+        }
+        cleanup_free char *jgrant = audit_json_string(grant);
+        cleanup_free char *used_members = xasprintf("\"grant\":%s,\"policy\":\"%s\"", jgrant, policy_digest);
+        container_audit(g, "approval-used", id, used_members);
+    }
+    if (tier != TIER_NONE) {
+        cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d,\"policy\":\"%s\"", tier, c.child,
+                                               policy_digest);
+        container_audit(g, "container-created", id, members);
+    }
+    if (console_pair[0] >= 0) {
+        res->console_master = recv_fd(console_pair[0]);
+        if (res->console_master < 0) {
+            ac_error(err, errno, "receive the pty master");
+            goto out;
+        }
+    }
+    res->pid = c.child;
+    c.child = 0;
+    ret = 0;
+out:
+    if (ret < 0)
+        rollback(&c);
+    for (int i = 0; i < 2; i++) {
+        if (sync_fds[i] >= 0)
+            close(sync_fds[i]);
+        if (console_pair[i] >= 0 && console_pair[i] != console_fd)
+            close(console_pair[i]);
+    }
+    if (st.annotations)
+        for (char **a = st.annotations; *a; a++)
+            free(*a);
+    free(st.annotations);
+    free(st.created);
+    free(c.state_dir);
+    free(c.cgroup_path);
+    ns_plan_close(&plan);
+    return ret;
+}

@@ -1,0 +1,276 @@
+/* exec: a new process in a running container.
+ *
+ * The runtime joins the container's pid namespace for its children, clones
+ * the process straight into the container's cgroup, and the child joins the
+ * other namespaces (user first, mount last), then takes the same
+ * process_setup path as a container's init. The sync socket is close-on-exec:
+ * EOF means the execve succeeded, a message is the error. At a tier, exec
+ * gets the container's cage and nothing more. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hooks/audit.h"
+#include "runtime/cgroup/cgroup.h"
+#include "runtime/container/container.h"
+#include "runtime/linux/namespaces.h"
+#include "runtime/linux/process.h"
+#include "runtime/linux/sync.h"
+#include "runtime/linux/terminal.h"
+#include "runtime/util/utils.h"
+#include "tier-annotations/tier.h"
+
+/* exec into a tiered container gets no capability the container does not
+ * have. Engines build exec's process.json from the container's original
+ * config (before the tier dropped capabilities), so extra capabilities are
+ * narrowed away rather than refused; an explicit --cap asking for one is
+ * refused, so a user at a terminal is not misled. */
+static int tier_check_exec_process(const struct oci_spec *config, struct oci_process *p, int tier,
+                                   const struct exec_options *o, ac_error_t *err)
+{
+    const struct oci_process *own = config->process;
+    uint64_t allowed = own && own->has_capabilities ? own->capabilities.bounding : 0;
+    for (size_t i = 0; i < o->n_caps; i++) {
+        int cap = spec_cap_from_name(o->caps[i]);
+        if (cap >= 0 && !(allowed & (1ULL << cap)))
+            return ac_error(err, 0, "tier %d forbids exec with capability %s: the container does not have it", tier,
+                            o->caps[i]);
+    }
+    if (p->has_capabilities) {
+        uint64_t *sets[] = {&p->capabilities.bounding, &p->capabilities.effective, &p->capabilities.permitted,
+                            &p->capabilities.inheritable, &p->capabilities.ambient};
+        for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+            if (*sets[i] & ~allowed)
+                ac_debug("tier %d: exec capabilities narrowed to the container's", tier);
+            *sets[i] &= allowed;
+        }
+    }
+    p->no_new_privileges = true;
+    return 0;
+}
+
+struct exec_child {
+    const struct oci_process *process;
+    const struct oci_seccomp *seccomp;
+    int join_fds[NS_COUNT];
+    int sync_fd, console_fd, preserve_fds;
+    int tier;                /* the container's tier from its state, TIER_NONE when plain */
+    const char *landlock_rw;
+};
+
+__attribute__((noreturn)) static void exec_child_main(const struct exec_child *c)
+{
+    ac_error_t err = NULL;
+    /* non-dumpable before joining the container (see init_main) */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    prepare_inherited_fds(c->preserve_fds);
+    enum sync_type t;
+    if (sync_recv(c->sync_fd, &t, NULL, NULL) < 0 || t != SYNC_GO)
+        _exit(1);
+    for (int i = 0; i < NS_COUNT; i++) {
+        if (c->join_fds[i] >= 0 && setns(c->join_fds[i], ns_join_order[i]) < 0) {
+            ac_error(&err, errno, "exec: join the container's %s namespace", ns_proc_name(ns_join_order[i]));
+            goto fail;
+        }
+    }
+    setsid();
+    struct process_state ps = {.sync_fd = c->sync_fd};
+    /* in the container's mount namespace now: its root is ours */
+    if (c->tier != TIER_NONE && tier_enter_cage(c->tier, c->landlock_rw, &ps, &err) < 0)
+        goto fail;
+    if (process_setup(c->process, c->seccomp, c->console_fd, &ps, &err) < 0)
+        goto fail;
+    if (c->console_fd >= 0)
+        close(c->console_fd);
+    prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+    process_exec(c->process, &ps, &err);
+fail:;
+    cleanup_free char *msg = ac_error_string(err);
+    sync_send(c->sync_fd, SYNC_ERROR, msg, strlen(msg));
+    _exit(1);
+}
+
+static bool same_namespace(pid_t pid, const char *name)
+{
+    char a[64], b[64];
+    struct stat sa, sb;
+    snprintf(a, sizeof(a), "/proc/%d/ns/%s", pid, name);
+    snprintf(b, sizeof(b), "/proc/self/ns/%s", name);
+    if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+        return stat(a, &sa) < 0; /* a kind the kernel lacks counts as shared */
+    return sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
+int container_exec(const struct global_opts *g, struct container_state *st, enum container_status status,
+                   struct oci_spec *config, struct oci_process *process, const struct exec_options *o,
+                   struct exec_result *res, ac_error_t *err)
+{
+    const char *id = st->id;
+    res->pid = -1;
+    res->console_master = -1;
+    if (st->tier != TIER_NONE && (tier_check_caller_fds(st->tier, o->preserve_fds, err) < 0 ||
+                                  tier_check_exec_process(config, process, st->tier, o, err) < 0))
+        return -1;
+    struct exec_child c = {.process = process,
+                           .seccomp = config->linux ? config->linux->seccomp : NULL,
+                           .sync_fd = -1,
+                           .console_fd = -1,
+                           .preserve_fds = o->preserve_fds,
+                           .tier = st->tier,
+                           .landlock_rw = st->tier != TIER_NONE ? spec_annotation(config, "io.agentcage.landlock-rw")
+                                                                : NULL};
+    int sync_fds[2] = {-1, -1}, console_pair[2] = {-1, -1};
+    int ret = -1;
+    cleanup_free char *msg = NULL;
+    int pid_fd = -1, saved_pidns = -1, cgroup_fd = -1;
+    pid_t child = -1;
+    for (int i = 0; i < NS_COUNT; i++) {
+        c.join_fds[i] = -1;
+        const char *name = ns_proc_name(ns_join_order[i]);
+        if (same_namespace(st->pid, name))
+            continue;
+        cleanup_free char *path = xasprintf("/proc/%d/ns/%s", st->pid, name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            ac_error(err, errno, "exec: open `%s`", path);
+            goto out;
+        }
+        if (ns_join_order[i] == CLONE_NEWPID)
+            pid_fd = fd;
+        else
+            c.join_fds[i] = fd;
+    }
+    /* the container may have gone while we opened its namespaces */
+    if (process_start_time(st->pid) != st->pid_start_time) {
+        ac_error(err, 0, "cannot exec in a stopped container `%s`", id);
+        goto out;
+    }
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync_fds) < 0) {
+        ac_error(err, errno, "socketpair");
+        goto out;
+    }
+    if (process->terminal) {
+        if (o->console_socket) {
+            c.console_fd = console_socket_connect(o->console_socket, err);
+            if (c.console_fd < 0)
+                goto out;
+        } else if (!o->detach) {
+            if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, console_pair) < 0) {
+                ac_error(err, errno, "socketpair");
+                goto out;
+            }
+            c.console_fd = console_pair[1];
+        } else {
+            ac_error(err, 0, "exec: --tty with --detach needs --console-socket");
+            goto out;
+        }
+    }
+    /* Not host root: joining the container's pid namespace takes
+     * CAP_SYS_ADMIN in its user namespace, so that one is joined first,
+     * here (the child then has it already). */
+    if (pid_fd >= 0 && geteuid() != 0 && c.join_fds[0] >= 0) {
+        if (setns(c.join_fds[0], CLONE_NEWUSER) < 0) {
+            ac_error(err, errno, "exec: join the container's user namespace");
+            goto out;
+        }
+        close(c.join_fds[0]);
+        c.join_fds[0] = -1;
+    }
+    if (pid_fd >= 0) {
+        saved_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+        if (setns(pid_fd, CLONE_NEWPID) < 0) {
+            ac_error(err, errno, "exec: join the container's pid namespace");
+            goto out;
+        }
+    }
+    c.sync_fd = sync_fds[1];
+    if (st->cgroup_path[0])
+        cgroup_fd = cgroup_v2_dirfd(st->cgroup_path);
+    bool into_cgroup;
+    child = clone_child(0, cgroup_fd, &into_cgroup);
+    if (child < 0) {
+        ac_error(err, errno, "exec: fork");
+        goto out;
+    }
+    if (child == 0) {
+        close(sync_fds[0]);
+        exec_child_main(&c);
+    }
+    if (saved_pidns >= 0)
+        setns(saved_pidns, CLONE_NEWPID);
+    close(sync_fds[1]);
+    sync_fds[1] = -1;
+    if (!into_cgroup && st->cgroup_path[0] && cgroup_enter(st->cgroup_path, child, err) < 0)
+        goto out_kill;
+    if (sync_send(sync_fds[0], SYNC_GO, NULL, 0) < 0) {
+        ac_error(err, errno, "exec: start the process");
+        goto out_kill;
+    }
+    enum sync_type t;
+    int r = sync_recv(sync_fds[0], &t, &msg, NULL);
+    if (r == 0 && t == SYNC_SECCOMP_FD) {
+        cleanup_free char *state = state_oci_json(st, status, false);
+        if (seccomp_listener_forward(sync_fds[0], c.seccomp, state, err) < 0)
+            goto out_kill;
+        free(msg);
+        msg = NULL;
+        r = sync_recv(sync_fds[0], &t, &msg, NULL);
+    }
+    if (r < 0 || t == SYNC_ERROR) {
+        ac_error(err, 0, "exec failed: %s", msg ? msg : "the process died during setup");
+        waitpid(child, NULL, 0);
+        child = -1;
+        goto out;
+    }
+    if (o->pid_file && write_pid_file(o->pid_file, child, err) < 0)
+        goto out_kill;
+    if (st->tier != TIER_NONE) {
+        cleanup_free char *argv_json = audit_json_argv(process->args);
+        cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d,\"argv\":%s,\"user\":\"%u:%u\"", st->tier,
+                                               child, argv_json, process->user.uid, process->user.gid);
+        container_audit(g, "exec", id, members);
+    }
+    /* a terminal without a console socket: the caller proxies the master */
+    if (console_pair[0] >= 0) {
+        res->console_master = recv_fd(console_pair[0]);
+        if (res->console_master < 0) {
+            ac_error(err, errno, "exec: receive the pty master");
+            goto out_kill;
+        }
+    }
+    res->pid = child;
+    ret = 0;
+    goto out;
+out_kill:
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+out:
+    for (int i = 0; i < 2; i++) {
+        if (sync_fds[i] >= 0)
+            close(sync_fds[i]);
+        if (console_pair[i] >= 0)
+            close(console_pair[i]);
+    }
+    if (c.console_fd >= 0 && c.console_fd != console_pair[1])
+        close(c.console_fd);
+    for (int i = 0; i < NS_COUNT; i++)
+        if (c.join_fds[i] >= 0)
+            close(c.join_fds[i]);
+    if (pid_fd >= 0)
+        close(pid_fd);
+    if (saved_pidns >= 0)
+        close(saved_pidns);
+    if (cgroup_fd >= 0)
+        close(cgroup_fd);
+    return ret;
+}

@@ -1,0 +1,286 @@
+/* start and delete: the steps after create. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/close_range.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/cgroup/cgroup.h"
+#include "runtime/container/container.h"
+#include "runtime/linux/hooks.h"
+#include "runtime/util/utils.h"
+#include "hooks/audit.h"
+
+int container_load_config(const struct global_opts *g, const char *id, struct oci_spec **spec, ac_error_t *err)
+{
+    cleanup_free char *path = xasprintf("%s/%s/config.json", g->root, id);
+    return spec_load(path, spec, err);
+}
+
+/* Hooks whose failure only warns (poststart, poststop), as runtime-spec
+ * says. */
+static void run_hooks_warn(const struct global_opts *g, const struct container_state *st, enum oci_hook_kind kind,
+                           enum container_status status)
+{
+    if (!(st->hooks_mask & (1u << kind)))
+        return; /* no config.json to read on the hot path */
+    cleanup_spec struct oci_spec *spec = NULL;
+    ac_error_t err = NULL;
+    if (container_load_config(g, st->id, &spec, &err) < 0) {
+        ac_warn("%s hooks not run: %s", oci_hook_kind_names[kind], err->msg);
+        ac_error_free(&err);
+        return;
+    }
+    if (spec->hooks.n_hooks[kind] == 0)
+        return;
+    cleanup_free char *state = container_hook_state(st, status);
+    hooks_run_warn(kind, spec->hooks.hooks[kind], spec->hooks.n_hooks[kind], state);
+}
+
+/* agentcage-watchdog, installed next to the running binary. */
+static char *watchdog_path(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return xstrdup("agentcage-watchdog");
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    return xasprintf("%s/agentcage-watchdog", slash ? exe : ".");
+}
+
+/* Start the tier's watchdog for st's init, in its own session, with fd 3
+ * the init's pidfd, fd 4 the state dir, stdio on /dev/null and nothing else,
+ * and record its pid and start time in st. posix_spawn (a vfork underneath)
+ * returns once the watchdog has exec'd, or with the exec's error: no copy
+ * of the runtime, no report pipe. Once we exit, it is reparented like any
+ * orphan (to the engine's subreaper, or init). */
+static int watchdog_spawn(const struct global_opts *g, struct container_state *st, ac_error_t *err)
+{
+    cleanup_free char *path = watchdog_path();
+    cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+    if (pidfd < 0 || process_start_time(st->pid) != st->pid_start_time)
+        return ac_error(err, pidfd < 0 ? errno : ESRCH, "tier %d: watchdog: the container's init %d", st->tier,
+                        st->pid);
+    cleanup_free char *dir = state_dir_path(g, st->id);
+    cleanup_close int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0)
+        return ac_error(err, errno, "tier %d: watchdog: open `%s`", st->tier, dir);
+    /* above 3 and 4, so the dup2s below never meet their own target */
+    cleanup_close int p = fcntl(pidfd, F_DUPFD_CLOEXEC, 10);
+    cleanup_close int d = fcntl(dirfd, F_DUPFD_CLOEXEC, 10);
+    char ms[24];
+    snprintf(ms, sizeof(ms), "%lld", st->timeout_ms);
+    char *const argv[] = {path, ms, st->id, NULL};
+    static char *const empty_env[] = {NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&attr);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+    for (int i = 0; i < 3; i++)
+        posix_spawn_file_actions_addopen(&fa, i, "/dev/null", O_RDWR, 0);
+    posix_spawn_file_actions_adddup2(&fa, p, 3);
+    posix_spawn_file_actions_adddup2(&fa, d, 4);
+    posix_spawn_file_actions_addclosefrom_np(&fa, 5);
+    posix_spawn_file_actions_addchdir_np(&fa, "/");
+    pid_t wd = -1;
+    int r = (p < 0 || d < 0) ? errno : posix_spawn(&wd, path, &fa, &attr, argv, empty_env);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    if (r != 0)
+        return ac_error(err, r, "tier %d: watchdog: start `%s`", st->tier, path);
+    st->watchdog_pid = wd;
+    st->watchdog_start = process_start_time(wd); /* 0 if it is gone already: nothing to stop */
+    return 0;
+}
+
+/* Stop a container's watchdog if it still runs (a pidfd makes the kill
+ * race-free against pid reuse) and wait until it is gone, so it cannot
+ * write into a state dir being removed. */
+static void watchdog_stop(const struct container_state *st)
+{
+    if (st->watchdog_pid <= 0 || st->watchdog_start == 0)
+        return;
+    int pidfd = (int)syscall(SYS_pidfd_open, st->watchdog_pid, 0);
+    if (pidfd < 0)
+        return;
+    if (process_start_time(st->watchdog_pid) == st->watchdog_start &&
+        syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) == 0) {
+        struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+        while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
+            ;
+    }
+    close(pidfd);
+}
+
+/* The watchdog killed the container: it left the marker `timeout`
+ * ({"timeoutMs":N,"killedAt":"..."}); record it in the audit log, which
+ * only the audit writer appends to (its lines are hash-chained). */
+static void audit_timeout(const struct global_opts *g, const struct container_state *st)
+{
+    cleanup_free char *path = xasprintf("%s/%s/timeout", g->root, st->id);
+    cleanup_free char *marker = NULL;
+    size_t len = 0;
+    ac_error_t e = NULL;
+    if (read_all_file(path, &marker, &len, &e) < 0) {
+        ac_error_free(&e);
+        return;
+    }
+    while (len && (marker[len - 1] == '\n' || marker[len - 1] == '}'))
+        marker[--len] = '\0';
+    if (marker[0] != '{')
+        return;
+    cleanup_free char *members = xasprintf("\"tier\":%d,%s", st->tier, marker + 1);
+    ac_warn("container `%s` was killed by its tier %d timeout (%lld ms)", st->id, st->tier, st->timeout_ms);
+    container_audit(g, "timeout-kill", st->id, members);
+}
+
+int container_start(const struct global_opts *g, const char *id, ac_error_t *err)
+{
+    cleanup_close int lock = -1;
+    cleanup_state struct container_state *st = NULL;
+    enum container_status status;
+    if (state_open(g, id, &lock, &st, &status, err) < 0)
+        return -1;
+    if (status != STATUS_CREATED)
+        return ac_error(err, 0, "cannot start container `%s`: it is %s, not created", id,
+                        container_status_names[status]);
+    /* A tier's wall-clock limit runs from start: its watchdog first, so no
+     * workload outruns it. */
+    if (st->tier >= 0 && st->timeout_ms > 0) {
+        if (watchdog_spawn(g, st, err) < 0 || state_save(g, st, err) < 0)
+            return -1;
+    }
+    cleanup_free char *fifo = xasprintf("%s/%s/exec.fifo", g->root, id);
+    /* The child holds the fifo open for reading: a non-blocking open for
+     * writing succeeds only while it is alive. */
+    cleanup_close int fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return ac_error(err, errno, "start `%s`: the container process is gone", id);
+    if (write(fd, "0", 1) != 1)
+        return ac_error(err, errno, "start `%s`: write the exec fifo", id);
+    unlink(fifo);
+    /* Wait until the child has exec'd (its close-on-exec read end closes:
+     * POLLERR on our write end), so poststart hooks run after the user
+     * process is executed, as runtime-spec says. */
+    struct pollfd pfd = {.fd = fd, .events = 0};
+    while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+        ;
+    if (st->tier != TIER_NONE) {
+        cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d", st->tier, st->pid);
+        container_audit(g, "container-started", id, members);
+    }
+    run_hooks_warn(g, st, HOOK_POSTSTART, STATUS_RUNNING);
+    return 0;
+}
+
+/* Wait until pid (checked by start time) is gone; bounded. */
+static bool wait_gone(pid_t pid, unsigned long long start, int timeout_ms)
+{
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd >= 0) {
+        if (process_start_time(pid) != start) {
+            close(pidfd);
+            return true;
+        }
+        struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+        int r = poll(&pfd, 1, timeout_ms);
+        close(pidfd);
+        /* POLLIN on a pidfd: exited (possibly a zombie not yet reaped) */
+        return r > 0;
+    }
+    for (int waited = 0; waited < timeout_ms; waited += 10) {
+        unsigned long long now = process_start_time(pid);
+        if (now == 0 || now != start)
+            return true;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
+/* Kill everything of the container and wait for its init to be gone. */
+static int kill_container(const struct container_state *st, enum container_status status, ac_error_t *err)
+{
+    if (st->cgroup_path[0]) {
+        ac_error_t ignore = NULL;
+        if (cgroup_kill_all(st->cgroup_path, SIGKILL, &ignore) < 0)
+            ac_error_free(&ignore);
+    }
+    if (st->pid > 0 && process_start_time(st->pid) == st->pid_start_time)
+        kill(st->pid, SIGKILL);
+    if (status == STATUS_PAUSED && st->cgroup_path[0]) {
+        /* frozen tasks die only once thawed */
+        ac_error_t ignore = NULL;
+        if (cgroup_freeze(st->cgroup_path, false, &ignore) < 0)
+            ac_error_free(&ignore);
+    }
+    if (st->pid > 0 && !wait_gone(st->pid, st->pid_start_time, 10000))
+        return ac_error(err, 0, "container `%s`: init process %d did not die after SIGKILL", st->id, st->pid);
+    return 0;
+}
+
+int container_delete(const struct global_opts *g, const char *id, bool force, ac_error_t *err)
+{
+    cleanup_close int lock = -1;
+    if (state_lock(g, id, &lock, err) < 0) {
+        if (force && *err && strstr((*err)->msg, "does not exist")) {
+            ac_error_free(err);
+            return 0;
+        }
+        return -1;
+    }
+    cleanup_state struct container_state *st = NULL;
+    if (state_load(g, id, &st, err) < 0) {
+        /* A create that died before writing its state: nothing runs, only
+         * the directory is left. */
+        if (force || (*err && strstr((*err)->msg, "does not exist"))) {
+            ac_error_free(err);
+            return state_remove(g, id, err);
+        }
+        return -1;
+    }
+    enum container_status status = state_status(g, st);
+    if (status != STATUS_STOPPED) {
+        if (!force)
+            return ac_error(err, 0, "cannot delete container `%s` that is not stopped: %s", id,
+                            container_status_names[status]);
+        if (kill_container(st, status, err) < 0)
+            return -1;
+    } else if (st->shared_pidns && st->cgroup_path[0]) {
+        /* init is gone but, without a pid namespace, its children live on */
+        ac_error_t ignore = NULL;
+        if (cgroup_kill_all(st->cgroup_path, SIGKILL, &ignore) < 0)
+            ac_error_free(&ignore);
+    }
+    if (st->tier >= 0) {
+        watchdog_stop(st);
+        audit_timeout(g, st);
+    }
+    if (st->tier != TIER_NONE) {
+        /* The exit status belongs to the process's parent (the engine's
+         * shim); what the runtime knows is whether it had to kill. */
+        cleanup_free char *members = xasprintf("\"tier\":%d,\"killedByDelete\":%s", st->tier,
+                                               status != STATUS_STOPPED ? "true" : "false");
+        container_audit(g, "container-exited", id, members);
+    }
+    run_hooks_warn(g, st, HOOK_POSTSTOP, STATUS_STOPPED);
+    if (st->cgroup_path[0] && cgroup_destroy(st->cgroup_path, err) < 0)
+        return -1;
+    return state_remove(g, id, err);
+}

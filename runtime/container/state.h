@@ -1,0 +1,41 @@
+/* Container state under --root: one directory per container.
+ *
+ *   ROOT/ID/state.json   written atomically (tmp + rename)
+ *   ROOT/ID/exec.fifo    exists between create and start
+ *   ROOT/ID/lock         flock()ed by every command that changes the container
+ */
+#ifndef AGENTCAGE_STATE_H
+#define AGENTCAGE_STATE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "runtime/util/error.h"
+
+enum container_status { STATUS_CREATING, STATUS_CREATED, STATUS_RUNNING, STATUS_PAUSED, STATUS_STOPPED };
+extern const char *const container_status_names[];
+
+struct container_state {
+    char *id;
+    char *bundle;          /* absolute */
+    char *rootfs;          /* absolute */
+    char *cgroup_path;     /* resolved cgroup path, "" if none */
+    char *created;         /* RFC3339 with nanoseconds */
+    char *owner;           /* "" */
+    pid_t pid;             /* init process, 0 when not started */
+    unsigned long long pid_start_time; /* /proc/PID/stat starttime, guards PID reuse */
+    bool systemd_cgroup;
+    bool shared_pidns;     /* no new pid namespace: kill must walk the cgroup */
+    bool creating;         /* written before the cgroup is made, replaced once the
+                              container exists: a create that died leaves this,
+                              which `delete --force` cleans up and `list` skips */
+    char **annotations;    /* key, value, key, value..., NULL */
+    int tier;              /* the tier the mapping applied, -1 (TIER_NONE) for a plain container */
+    long long timeout_ms;  /* the tier's wall-clock limit, 0 = none */
+    unsigned hooks_mask;   /* bit k: config.json has hooks of kind k (start and delete
+                              read the config only when they have some to run) */
+    pid_t watchdog_pid;    /* the tier's watchdog, started by start; 0 = none */
+    unsigned long long watchdog_start; /* its /proc/PID/stat starttime */
+};
+
+#endif

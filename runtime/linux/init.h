@@ -1,0 +1,38 @@
+/* The container process's side of create: one linear setup, readable top
+ * to bottom as a checklist (init.c). */
+#ifndef AGENTCAGE_LINUX_INIT_H
+#define AGENTCAGE_LINUX_INIT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "runtime/linux/namespaces.h"
+#include "runtime/util/error.h"
+#include "spec/spec.h"
+
+/* Everything the container's init process needs, prepared by the runtime
+ * before clone (so the child does no parsing). */
+struct init_config {
+    const struct oci_spec *spec;
+    const char *id;
+    const char *bundle;
+    const char *rootfs;
+    int sync_fd;          /* socketpair end */
+    int fifo_fd;          /* exec fifo, O_RDWR: read blocks until start */
+    int console_fd;       /* console socket or -1 */
+    int join_fds[NS_COUNT]; /* setns fds by ns_join_order slot, or -1 */
+    bool new_userns, new_netns, new_utsns, new_cgroupns;
+    bool no_pivot, no_new_keyring;
+    int preserve_fds;
+    /* The tier the mapping applied (create.c passes what tier_map returned,
+     * never an annotation a user could write), TIER_NONE (-1) for a plain
+     * container; with a tier: Landlock and the tier's seccomp filter. */
+    int tier;
+    const char *landlock_rw; /* io.agentcage.landlock-rw of the effective config */
+    bool rootless;           /* no host root: devices bound, unprivileged id maps (rootless.c) */
+};
+
+/* Runs in the cloned child; never returns. */
+__attribute__((noreturn)) void init_main(const struct init_config *c);
+
+#endif

@@ -1,0 +1,175 @@
+/* Namespaces: the order they are joined in, their /proc names, the clone
+ * of a container's first process, loopback in a new network namespace,
+ * and the plan create makes of config.json's namespaces (which to make,
+ * which to join, and at a tier that none joined is the host's). */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/close_range.h>
+#include <linux/ioprio.h>
+#include <net/if.h>
+#include <sched.h>
+#include <selinux/selinux.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <linux/nsfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/linux/caps.h"
+#include "runtime/linux/hooks.h"
+#include "runtime/linux/landlock.h"
+#include "runtime/linux/namespaces.h"
+#include "runtime/linux/rootfs.h"
+#include "runtime/linux/sync.h"
+#include "runtime/linux/terminal.h"
+#include "runtime/linux/tier_seccomp.h"
+#include "runtime/util/utils.h"
+#include "tier-annotations/tier.h"
+const int ns_join_order[NS_COUNT] = {CLONE_NEWUSER, CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWNET,
+                                     CLONE_NEWPID,  CLONE_NEWCGROUP, CLONE_NEWTIME, CLONE_NEWNS};
+
+const char *ns_proc_name(int type)
+{
+    switch (type) {
+    case CLONE_NEWUSER: return "user";
+    case CLONE_NEWIPC: return "ipc";
+    case CLONE_NEWUTS: return "uts";
+    case CLONE_NEWNET: return "net";
+    case CLONE_NEWPID: return "pid";
+    case CLONE_NEWCGROUP: return "cgroup";
+    case CLONE_NEWTIME: return "time";
+    case CLONE_NEWNS: return "mnt";
+    default: return "?";
+    }
+}
+
+int loopback_up(ac_error_t *err)
+{
+    cleanup_close int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return ac_error(err, errno, "network: socket");
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof(ifr));
+    strcpy(ifr.ifr_name, "lo");
+    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+        return ac_error(err, errno, "network: get flags of lo");
+    ifr.ifr_flags |= IFF_UP;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+        return ac_error(err, errno, "network: bring lo up");
+    return 0;
+}
+
+pid_t clone_child(unsigned long flags, int cgroup_fd, bool *into_cgroup)
+{
+    *into_cgroup = false;
+    if (cgroup_fd >= 0) {
+        struct clone_args {
+            uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+                set_tid_size, cgroup;
+        } args = {.flags = flags | 0x200000000ULL /* CLONE_INTO_CGROUP */,
+                  .exit_signal = SIGCHLD,
+                  .cgroup = (uint64_t)cgroup_fd};
+        long r = syscall(SYS_clone3, &args, sizeof(args));
+        if (r >= 0) {
+            *into_cgroup = true;
+            return (pid_t)r;
+        }
+        if (errno != ENOSYS && errno != E2BIG && errno != EINVAL)
+            return -1;
+    }
+    return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+void ns_plan_close(struct ns_plan *p)
+{
+    for (int i = 0; i < NS_COUNT; i++)
+        if (p->join_fds[i] >= 0)
+            close(p->join_fds[i]);
+    if (p->pid_join_fd >= 0)
+        close(p->pid_join_fd);
+}
+
+/* At a tier a namespace given by path must be a namespace of its declared
+ * type and not the host's: the inode it opens is compared with the
+ * runtime's own and pid 1's namespaces of that type, so no spelling
+ * (/proc/2/ns/pid, /proc/thread-self/ns/pid, a bind-mounted nsfs file)
+ * gets the container into the host's. Checked on the fd that is joined. */
+static int check_not_host_namespace(int fd, const struct oci_namespace *ns, size_t i, ac_error_t *err)
+{
+    struct statfs sfs;
+    struct stat st;
+    if (fstatfs(fd, &sfs) < 0 || sfs.f_type != NSFS_MAGIC || fstat(fd, &st) < 0)
+        return ac_error(err, 0, "linux.namespaces[%zu]: `%s` is not a namespace", i, ns->path);
+    int type = ioctl(fd, NS_GET_NSTYPE);
+    if (type != ns->type)
+        return ac_error(err, 0, "linux.namespaces[%zu]: `%s` is not a %s namespace", i, ns->path,
+                        ns_proc_name(ns->type));
+    static const char *const owners[] = {"self", "1"};
+    for (size_t k = 0; k < 2; k++) {
+        cleanup_free char *host = xasprintf("/proc/%s/ns/%s", owners[k], ns_proc_name(ns->type));
+        struct stat hs;
+        if (stat(host, &hs) == 0 && hs.st_dev == st.st_dev && hs.st_ino == st.st_ino)
+            return ac_error(err, 0, "a tier forbids the host's %s namespace `%s` (linux.namespaces[%zu])",
+                            ns_proc_name(ns->type), ns->path, i);
+    }
+    return 0;
+}
+
+int plan_namespaces(const struct oci_spec *spec, bool tiered, struct ns_plan *p, ac_error_t *err)
+{
+    memset(p, 0, sizeof(*p));
+    for (int i = 0; i < NS_COUNT; i++)
+        p->join_fds[i] = -1;
+    p->pid_join_fd = -1;
+    size_t n = spec->linux ? spec->linux->n_namespaces : 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct oci_namespace *ns = &spec->linux->namespaces[i];
+        if (ns->path && *ns->path) {
+            int fd = open(ns->path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0)
+                return ac_error(err, errno, "linux.namespaces[%zu]: open `%s`", i, ns->path);
+            if (tiered && check_not_host_namespace(fd, ns, i, err) < 0) {
+                close(fd);
+                return -1;
+            }
+            if (ns->type == CLONE_NEWPID) {
+                p->pid_join_fd = fd;
+                continue;
+            }
+            if (ns->type == CLONE_NEWNS) {
+                close(fd);
+                return ac_error(err, 0, "linux.namespaces[%zu]: joining an existing mount namespace is not supported", i);
+            }
+            for (int k = 0; k < NS_COUNT; k++)
+                if (ns_join_order[k] == ns->type)
+                    p->join_fds[k] = fd;
+            continue;
+        }
+        switch (ns->type) {
+        case CLONE_NEWCGROUP: p->new_cgroupns = true; break;
+        case CLONE_NEWTIME: p->new_timens = true; break;
+        default: p->clone_flags |= (unsigned long)ns->type; break;
+        }
+        if (ns->type == CLONE_NEWUSER) p->new_userns = true;
+        if (ns->type == CLONE_NEWNET) p->new_netns = true;
+        if (ns->type == CLONE_NEWUTS) p->new_utsns = true;
+        if (ns->type == CLONE_NEWNS) p->new_mntns = true;
+        if (ns->type == CLONE_NEWPID) p->new_pidns = true;
+    }
+    if (!p->new_mntns)
+        return ac_error(err, 0, "linux.namespaces: a new mount namespace is required");
+    if (p->new_userns && (spec->linux->n_uid_mappings == 0 || spec->linux->n_gid_mappings == 0))
+        return ac_error(err, 0, "linux.uidMappings: a new user namespace needs uidMappings and gidMappings");
+    return 0;
+}

@@ -1,0 +1,35 @@
+/* Namespaces (namespaces.c). */
+#ifndef AGENTCAGE_LINUX_NAMESPACES_H
+#define AGENTCAGE_LINUX_NAMESPACES_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "runtime/util/error.h"
+#include "spec/spec.h"
+
+/* Namespace types in the order they are joined: user first (it grants the
+ * capabilities for the others), mount last among the joins. */
+#define NS_COUNT 8
+extern const int ns_join_order[NS_COUNT];
+const char *ns_proc_name(int type); /* CLONE_NEWNET -> "net" */
+
+/* Clone that returns in the child like fork(). With a cgroup2 directory fd
+ * (pure v2 hosts) it is clone3 with CLONE_INTO_CGROUP, so the child starts in
+ * its cgroup and *into_cgroup says no cgroup.procs write is needed. */
+pid_t clone_child(unsigned long flags, int cgroup_fd, bool *into_cgroup);
+/* Bring "lo" up in a fresh network namespace. */
+int loopback_up(ac_error_t *err);
+
+/* config.json's namespaces sorted into clone flags and fds to join. */
+struct ns_plan {
+    unsigned long clone_flags;
+    int join_fds[NS_COUNT];
+    bool new_userns, new_cgroupns, new_timens, new_netns, new_utsns, new_mntns, new_pidns;
+    int pid_join_fd;
+};
+/* At a tier (tiered) a namespace given by path must not be the host's. */
+int plan_namespaces(const struct oci_spec *spec, bool tiered, struct ns_plan *p, ac_error_t *err);
+void ns_plan_close(struct ns_plan *p);
+
+#endif

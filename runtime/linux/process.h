@@ -1,0 +1,48 @@
+/* The container's process, for init and exec (process.c). */
+#ifndef AGENTCAGE_LINUX_PROCESS_H
+#define AGENTCAGE_LINUX_PROCESS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "runtime/linux/seccomp.h"
+#include "runtime/util/error.h"
+#include "spec/spec.h"
+
+/* The steps shared by init and exec once namespaces and the root are in
+ * place: terminal, cwd, rlimits, scheduling, labels, user, capabilities,
+ * no_new_privs, seccomp. After it, only execve (process_exec) is left. */
+struct process_state {
+    int sync_fd;             /* to the runtime, for the seccomp notify fd; -1 if none */
+    char *exe;               /* resolved executable inside the container */
+    char **env;              /* process.env, plus HOME when it was missing */
+    struct seccomp_prepared *seccomp;
+    bool seccomp_loaded;
+    bool tiered;             /* load tier_filters[tier] last, on top of the config's */
+    int tier;
+};
+int process_setup(const struct oci_process *p, const struct oci_seccomp *seccomp, int console_fd,
+                  struct process_state *ps, ac_error_t *err);
+/* Load seccomp (if not yet), then the tier's filter (when tiered), and
+ * execve. Returns only on failure. */
+int process_exec(const struct oci_process *p, struct process_state *ps, ac_error_t *err);
+/* Runtime side of SYNC_SECCOMP_FD: receive the notify fd and send it with
+ * the container process state to linux.seccomp.listenerPath. */
+int seccomp_listener_forward(int sync_fd, const struct oci_seccomp *seccomp, const char *state_json,
+                             ac_error_t *err);
+/* Find the executable the way execvp would, in PATH from env (or a default
+ * PATH). Errors use the words engines map to exit codes 126/127. */
+int find_executable(const char *name, char *const *env, char **out, ac_error_t *err);
+/* At a tier: -1 (with *err) when stdio or a --preserve-fds descriptor is
+ * a directory or O_PATH, a handle on the host's files. */
+int tier_check_caller_fds(int tier, int preserve_fds, ac_error_t *err);
+/* Mark every fd >= 3 + preserve_fds close-on-exec, and clear it on the
+ * preserved ones. */
+void prepare_inherited_fds(int preserve_fds);
+/* The tier's cage that a config.json cannot express, for init and exec
+ * alike: Landlock (writes only beneath /dev and rw_paths) and no_new_privs
+ * now; ps is marked so process_exec loads the tier's seccomp filter last. */
+int tier_enter_cage(int tier, const char *rw_paths, struct process_state *ps, ac_error_t *err);
+
+
+#endif

@@ -1,0 +1,12 @@
+/* Protections of a tiered container's writable project mounts that must
+ * survive renames and new names (see protect.c). */
+#ifndef AGENTCAGE_PROTECT_H
+#define AGENTCAGE_PROTECT_H
+
+#include "runtime/util/error.h"
+
+/* roots: the io.agentcage.protect-roots annotation, colon-separated container
+ * paths, each "DEST" or "DEST=home". Runs after pivot_root. */
+int protect_writable_roots(const char *roots, ac_error_t *err);
+
+#endif

@@ -1,0 +1,281 @@
+/* seccomp filters from config.json, compiled with libseccomp. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <seccomp.h>
+
+#include "runtime/linux/seccomp.h"
+#include "runtime/util/utils.h"
+
+struct seccomp_prepared {
+    scmp_filter_ctx ctx;
+    bool uses_notify; /* some rule (or the default) is SCMP_ACT_NOTIFY */
+};
+
+static const struct {
+    const char *name;
+    uint32_t token;
+} arch_table[] = {
+    { "SCMP_ARCH_X86", SCMP_ARCH_X86 },
+    { "SCMP_ARCH_X86_64", SCMP_ARCH_X86_64 },
+    { "SCMP_ARCH_X32", SCMP_ARCH_X32 },
+    { "SCMP_ARCH_ARM", SCMP_ARCH_ARM },
+    { "SCMP_ARCH_AARCH64", SCMP_ARCH_AARCH64 },
+    { "SCMP_ARCH_MIPS", SCMP_ARCH_MIPS },
+    { "SCMP_ARCH_MIPS64", SCMP_ARCH_MIPS64 },
+    { "SCMP_ARCH_MIPS64N32", SCMP_ARCH_MIPS64N32 },
+    { "SCMP_ARCH_MIPSEL", SCMP_ARCH_MIPSEL },
+    { "SCMP_ARCH_MIPSEL64", SCMP_ARCH_MIPSEL64 },
+    { "SCMP_ARCH_MIPSEL64N32", SCMP_ARCH_MIPSEL64N32 },
+    { "SCMP_ARCH_PPC", SCMP_ARCH_PPC },
+    { "SCMP_ARCH_PPC64", SCMP_ARCH_PPC64 },
+    { "SCMP_ARCH_PPC64LE", SCMP_ARCH_PPC64LE },
+    { "SCMP_ARCH_S390", SCMP_ARCH_S390 },
+    { "SCMP_ARCH_S390X", SCMP_ARCH_S390X },
+    { "SCMP_ARCH_PARISC", SCMP_ARCH_PARISC },
+    { "SCMP_ARCH_PARISC64", SCMP_ARCH_PARISC64 },
+    { "SCMP_ARCH_RISCV64", SCMP_ARCH_RISCV64 },
+};
+
+static const enum scmp_compare op_table[] = {
+    [SECCOMP_OP_NE] = SCMP_CMP_NE, [SECCOMP_OP_LT] = SCMP_CMP_LT,
+    [SECCOMP_OP_LE] = SCMP_CMP_LE, [SECCOMP_OP_EQ] = SCMP_CMP_EQ,
+    [SECCOMP_OP_GE] = SCMP_CMP_GE, [SECCOMP_OP_GT] = SCMP_CMP_GT,
+    [SECCOMP_OP_MASKED_EQ] = SCMP_CMP_MASKED_EQ,
+};
+
+/* The libseccomp action for a spec action; ERRNO defaults to EPERM (as
+ * runc and crun do), and so does TRACE. */
+static int to_scmp_action(enum oci_seccomp_action action, bool has_errno, uint32_t errno_ret, uint32_t *out,
+                          ac_error_t *err)
+{
+    uint32_t ret = has_errno ? errno_ret : EPERM;
+    switch (action) {
+    case SECCOMP_ACTION_KILL:
+    case SECCOMP_ACTION_KILL_THREAD: *out = SCMP_ACT_KILL_THREAD; return 0;
+    case SECCOMP_ACTION_KILL_PROCESS: *out = SCMP_ACT_KILL_PROCESS; return 0;
+    case SECCOMP_ACTION_TRAP: *out = SCMP_ACT_TRAP; return 0;
+    case SECCOMP_ACTION_ERRNO: *out = SCMP_ACT_ERRNO(ret); return 0;
+    case SECCOMP_ACTION_TRACE: *out = SCMP_ACT_TRACE(ret); return 0;
+    case SECCOMP_ACTION_ALLOW: *out = SCMP_ACT_ALLOW; return 0;
+    case SECCOMP_ACTION_LOG: *out = SCMP_ACT_LOG; return 0;
+    case SECCOMP_ACTION_NOTIFY: *out = SCMP_ACT_NOTIFY; return 0;
+    }
+    return ac_error(err, 0, "seccomp: unknown action %d", (int) action);
+}
+
+static int add_arch(scmp_filter_ctx ctx, const char *name, ac_error_t *err)
+{
+    for (size_t i = 0; i < sizeof(arch_table) / sizeof(arch_table[0]); i++) {
+        if (strcmp(arch_table[i].name, name) != 0)
+            continue;
+        int ret = seccomp_arch_add(ctx, arch_table[i].token);
+        /* the native architecture is already in a new filter */
+        if (ret < 0 && ret != -EEXIST)
+            return ac_error(err, -ret, "seccomp: add architecture `%s`", name);
+        return 0;
+    }
+    return ac_error(err, 0, "seccomp: unknown architecture `%s`", name);
+}
+
+static int set_attr(scmp_filter_ctx ctx, enum scmp_filter_attr attr, uint32_t value, const char *what,
+                    ac_error_t *err)
+{
+    int ret = seccomp_attr_set(ctx, attr, value);
+    if (ret < 0)
+        return ac_error(err, -ret, "seccomp: set %s", what);
+    return 0;
+}
+
+static int apply_flag(scmp_filter_ctx ctx, const char *flag, ac_error_t *err)
+{
+    if (strcmp(flag, "SECCOMP_FILTER_FLAG_LOG") == 0)
+        return set_attr(ctx, SCMP_FLTATR_CTL_LOG, 1, flag, err);
+    if (strcmp(flag, "SECCOMP_FILTER_FLAG_SPEC_ALLOW") == 0)
+        return set_attr(ctx, SCMP_FLTATR_CTL_SSB, 1, flag, err);
+    if (strcmp(flag, "SECCOMP_FILTER_FLAG_TSYNC") == 0) {
+        /* the container process is single-threaded when it loads the
+         * filter, so thread sync changes nothing (runc ignores it too) */
+        return 0;
+    }
+    if (strcmp(flag, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV") == 0) {
+#if SCMP_VER_MAJOR > 2 || (SCMP_VER_MAJOR == 2 && SCMP_VER_MINOR >= 6)
+        return set_attr(ctx, SCMP_FLTATR_CTL_WAITKILL, 1, flag, err);
+#else
+        ac_debug("seccomp: %s not supported by this libseccomp; ignored", flag);
+        return 0;
+#endif
+    }
+    return ac_error(err, 0, "seccomp: unknown flag `%s`", flag);
+}
+
+/* Add one syscall's rule. libseccomp refuses two conditions on the same
+ * argument in one rule, so (like runc) such a rule becomes one rule per
+ * condition; otherwise all conditions go into one rule (and-ed). */
+static int add_rule(scmp_filter_ctx ctx, const char *name, int nr, uint32_t action,
+                    const struct oci_seccomp_syscall *sc, ac_error_t *err)
+{
+    struct scmp_arg_cmp conds[6];
+    bool same_index = false;
+    int ret;
+
+    if (sc->n_args > sizeof(conds) / sizeof(conds[0]))
+        return ac_error(err, 0, "seccomp: syscall `%s`: too many argument conditions", name);
+    for (size_t i = 0; i < sc->n_args; i++) {
+        const struct oci_seccomp_arg *a = &sc->args[i];
+        if ((unsigned) a->op >= sizeof(op_table) / sizeof(op_table[0]))
+            return ac_error(err, 0, "seccomp: syscall `%s`: unknown operator %d", name, (int) a->op);
+        conds[i] = (struct scmp_arg_cmp){ a->index, op_table[a->op], a->value, a->value_two };
+        for (size_t j = 0; j < i; j++)
+            same_index |= sc->args[j].index == a->index;
+    }
+
+    if (!same_index) {
+        ret = seccomp_rule_add_array(ctx, action, nr, sc->n_args, conds);
+        if (ret < 0)
+            return ac_error(err, -ret, "seccomp: add rule for syscall `%s`", name);
+        return 0;
+    }
+    for (size_t i = 0; i < sc->n_args; i++) {
+        ret = seccomp_rule_add_array(ctx, action, nr, 1, &conds[i]);
+        if (ret < 0)
+            return ac_error(err, -ret, "seccomp: add rule for syscall `%s`", name);
+    }
+    return 0;
+}
+
+static int add_syscalls(struct seccomp_prepared *p, const struct oci_seccomp_syscall *sc, uint32_t default_action,
+                        ac_error_t *err)
+{
+    uint32_t action;
+    if (to_scmp_action(sc->action, sc->has_errno_ret, sc->errno_ret, &action, err) < 0)
+        return -1;
+    /* libseccomp rejects rules that repeat the default action */
+    if (action == default_action)
+        return 0;
+    for (size_t i = 0; i < sc->n_names; i++) {
+        int nr = seccomp_syscall_resolve_name(sc->names[i]);
+        if (nr == __NR_SCMP_ERROR) {
+            ac_debug("seccomp: unknown syscall `%s` skipped", sc->names[i]);
+            continue;
+        }
+        if (add_rule(p->ctx, sc->names[i], nr, action, sc, err) < 0)
+            return -1;
+        if (action == SCMP_ACT_NOTIFY)
+            p->uses_notify = true;
+    }
+    return 0;
+}
+
+void seccomp_prepared_free(struct seccomp_prepared *p)
+{
+    if (p == NULL)
+        return;
+    if (p->ctx)
+        seccomp_release(p->ctx);
+    free(p);
+}
+
+static void seccomp_prepared_freep(struct seccomp_prepared **p) { seccomp_prepared_free(*p); }
+
+int seccomp_prepare(const struct oci_seccomp *seccomp, struct seccomp_prepared **out, ac_error_t *err)
+{
+    __attribute__((cleanup(seccomp_prepared_freep))) struct seccomp_prepared *p = xcalloc(1, sizeof(*p));
+    uint32_t default_action;
+
+    if (to_scmp_action(seccomp->default_action, seccomp->has_default_errno_ret, seccomp->default_errno_ret,
+                       &default_action, err) < 0)
+        return -1;
+    p->ctx = seccomp_init(default_action);
+    if (p->ctx == NULL)
+        return ac_error(err, 0, "seccomp: cannot initialize the filter (bad default action?)");
+    p->uses_notify = default_action == SCMP_ACT_NOTIFY;
+
+    /* the runtime sets no_new_privs itself, only when process asks for it */
+    if (set_attr(p->ctx, SCMP_FLTATR_CTL_NNP, 0, "no_new_privs attribute", err) < 0)
+        return -1;
+    /* accept rules for syscalls that one of the architectures lacks */
+    if (set_attr(p->ctx, SCMP_FLTATR_API_TSKIP, 1, "tskip attribute", err) < 0)
+        return -1;
+    /* report the kernel's own errno when loading fails */
+    seccomp_attr_set(p->ctx, SCMP_FLTATR_API_SYSRAWRC, 1);
+
+    for (size_t i = 0; i < seccomp->n_architectures; i++)
+        if (add_arch(p->ctx, seccomp->architectures[i], err) < 0)
+            return -1;
+    for (size_t i = 0; i < seccomp->n_flags; i++)
+        if (apply_flag(p->ctx, seccomp->flags[i], err) < 0)
+            return -1;
+    for (size_t i = 0; i < seccomp->n_syscalls; i++)
+        if (add_syscalls(p, &seccomp->syscalls[i], default_action, err) < 0)
+            return -1;
+
+    *out = ac_steal_ptr(&p);
+    return 0;
+}
+
+int seccomp_load_prepared(struct seccomp_prepared *p, int *notify_fd, ac_error_t *err)
+{
+    *notify_fd = -1;
+    int ret = seccomp_load(p->ctx);
+    if (ret < 0)
+        return ac_error(err, -ret, "seccomp: load the filter");
+    if (p->uses_notify) {
+        ret = seccomp_notify_fd(p->ctx);
+        if (ret < 0)
+            return ac_error(err, -ret, "seccomp: get the notify fd");
+        *notify_fd = ret;
+    }
+    return 0;
+}
+
+int seccomp_send_listener(const char *listener_path, int notify_fd, const char *state_json, ac_error_t *err)
+{
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    if (strlen(listener_path) >= sizeof(addr.sun_path))
+        return ac_error(err, ENAMETOOLONG, "seccomp listener `%s`", listener_path);
+    strcpy(addr.sun_path, listener_path);
+
+    cleanup_close int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (sock < 0)
+        return ac_error(err, errno, "seccomp listener: socket");
+    if (connect(sock, (struct sockaddr *) &addr, sizeof(addr)) < 0)
+        return ac_error(err, errno, "seccomp listener: connect to `%s`", listener_path);
+
+    /* the fd rides with the first chunk of the state; the rest follows */
+    size_t len = strlen(state_json);
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control = { 0 };
+    struct iovec iov = { .iov_base = (void *) state_json, .iov_len = len };
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                          .msg_controllen = sizeof(control.buf) };
+    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cmsg), &notify_fd, sizeof(int));
+
+    ssize_t sent;
+    do
+        sent = sendmsg(sock, &msg, MSG_NOSIGNAL);
+    while (sent < 0 && errno == EINTR);
+    if (sent < 0)
+        return ac_error(err, errno, "seccomp listener: send to `%s`", listener_path);
+    for (size_t off = sent; off < len; off += sent) {
+        sent = send(sock, state_json + off, len - off, MSG_NOSIGNAL);
+        if (sent < 0 && errno == EINTR) {
+            sent = 0;
+            continue;
+        }
+        if (sent < 0)
+            return ac_error(err, errno, "seccomp listener: send to `%s`", listener_path);
+    }
+    return 0;
+}

@@ -1,0 +1,59 @@
+/* Small helpers shared by every part of the runtime. */
+#ifndef AGENTCAGE_UTILS_H
+#define AGENTCAGE_UTILS_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "runtime/util/error.h"
+
+/* cleanup helpers: a variable declared with one of these is freed/closed
+ * when it goes out of scope, so error paths need no manual unwinding. */
+static inline void ac_freep(void *p) { free(*(void **)p); }
+static inline void ac_closep(int *fd) { if (*fd >= 0) close(*fd); }
+static inline void ac_fclosep(FILE **f) { if (*f) fclose(*f); }
+#define cleanup_free __attribute__((cleanup(ac_freep)))
+#define cleanup_close __attribute__((cleanup(ac_closep)))
+#define cleanup_file __attribute__((cleanup(ac_fclosep)))
+#define cleanup_error __attribute__((cleanup(ac_error_cleanup)))
+
+/* Hand an fd/pointer out of a cleanup variable. */
+static inline int ac_steal_fd(int *fd) { int r = *fd; *fd = -1; return r; }
+static inline void *ac_steal_ptr(void *p) { void *r = *(void **)p; *(void **)p = NULL; return r; }
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+/* Whole-file read (NUL terminated; *len without the NUL). */
+int read_all_file(const char *path, char **out, size_t *len, ac_error_t *err);
+int read_all_fd(int fd, char **out, size_t *len, ac_error_t *err);
+/* write(2) loop; returns -1 with errno set. */
+ssize_t write_all(int fd, const void *buf, size_t len);
+/* Write a small file (e.g. a cgroup or proc file): open O_WRONLY|O_CLOEXEC,
+ * write, close. Errors name the path. */
+int write_file(const char *path, const char *data, size_t len, ac_error_t *err);
+int write_file_at(int dirfd, const char *name, const char *data, size_t len, ac_error_t *err);
+/* mkdir -p with mode; existing directories are fine. */
+int mkdir_p(const char *path, mode_t mode, ac_error_t *err);
+/* Parse a non-negative decimal integer fully; -1 on junk. */
+int parse_uint64(const char *s, uint64_t *out);
+
+/* Now, RFC 3339 in UTC with nanoseconds (clock.c): into a buffer, or malloc'd. */
+#define RFC3339_LEN 64
+void rfc3339_format(char buf[RFC3339_LEN]);
+char *rfc3339_now(void);
+
+/* Process start time (field 22 of /proc/PID/stat) or 0 if no such process. */
+unsigned long long process_start_time(pid_t pid);
+
+#endif
