@@ -657,6 +657,11 @@ TEST(tier_accepts_only_known_fields)
         {"cpu burst", .linux = ",\"resources\":{\"cpu\":{\"burst\":1000}}", .want = "burst"},
         {"cgroupsPath climbing", .linux = ",\"cgroupsPath\":\"/agentcage/../../system.slice\"", .want = "linux.cgroupsPath"},
         {"cgroupsPath fine", .linux = ",\"cgroupsPath\":\"/agentcage/a..b\""},
+        {"a user namespace mapping host root",
+         .linux = ",\"uidMappings\":[{\"containerID\":0,\"hostID\":0,\"size\":65536}],\"gidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}]",
+         .want = "linux.uidMappings[0]: a user namespace that maps host id 0"},
+        {"a user namespace of its own",
+         .linux = ",\"uidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}],\"gidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}]"},
     };
     run_integrity_cases(cases, N_CASES(cases));
 }

@@ -17,6 +17,8 @@ void tier_operator_init(struct tier_operator *op)
     op->allowed_tiers = (1u << TIER_COUNT) - 1;
     op->audit_log = "/var/log/agentcage/audit.jsonl";
     op->approvals_dir = "/var/lib/agentcage/approvals";
+    op->userns_start = 1000000000u;
+    op->userns_size = 1u << 30; /* 16384 containers at once */
 }
 
 /* "0,1", "read,write", "0, write": a bit per tier. */
@@ -119,6 +121,20 @@ int tier_operator_set(struct tier_operator *op, const char *name, const char *va
         if (parse_positive(tier_parse_duration, value, &n) < 0)
             return ac_error(err, 0, "--max-timeout: expected a duration like 30s, 5m or 1h, got `%s`", value);
         op->max_timeout_ms = n;
+    } else if (strcmp(name, "rootless") == 0) {
+        op->rootless = strcmp(value, "true") == 0;
+    } else if (strcmp(name, "userns-range") == 0) {
+        uint64_t start, size;
+        const char *colon = strchr(value, ':');
+        cleanup_free char *first = colon ? strndup(value, (size_t)(colon - value)) : NULL;
+        if (!first || parse_uint64(first, &start) < 0 || parse_uint64(colon + 1, &size) < 0 || start == 0 ||
+            size < 65536 || start + size > 4294967294ull)
+            return ac_error(err, 0,
+                            "--userns-range: expected START:SIZE of host ids (START > 0, SIZE >= 65536, below "
+                            "4294967294), got `%s`",
+                            value);
+        op->userns_start = (uint32_t)start;
+        op->userns_size = (uint32_t)size;
     } else if (strcmp(name, "allowed-hooks") == 0 || strcmp(name, "bind-roots") == 0) {
         if (check_path_list(name, value, strcmp(name, "bind-roots") == 0, err) < 0)
             return -1;

@@ -41,6 +41,9 @@ struct tier_operator {
     const char *hooks_dir;     /* where agentcage-egress/-approve live; NULL: next to the runtime binary */
     const char *allowed_hooks; /* colon-separated hook programs a bundle may run at a tier; NULL: none */
     const char *bind_roots;    /* colon-separated host folders bind sources may lie below; NULL: tiers.json's */
+    uint32_t userns_start;     /* the host ids tiered containers' user namespaces come from ... */
+    uint32_t userns_size;      /* ... in slices of 65536: [start, start + size) */
+    bool rootless;             /* the runtime is not host root: id 0 of its user namespace is the user */
 };
 
 void tier_operator_init(struct tier_operator *op);

@@ -155,6 +155,37 @@ int tier_map_process(struct tier_ctx *c, ac_error_t *err)
     return 0;
 }
 
+/* Container root is never host root: at a tier the runtime puts the
+ * container in a user namespace (the bundle's own when it maps root to an
+ * unprivileged host id, else a slice of the operator's --userns-range). */
+static void map_user_namespace(struct tier_ctx *c, ac_error_t *err)
+{
+    yajl_val lx = tj_get(c->config, "linux");
+    static const char *const maps[] = {"uidMappings", "gidMappings"};
+    bool own = false;
+    for (size_t k = 0; k < 2; k++) {
+        yajl_val arr = tj_get(lx, maps[k]);
+        for (size_t i = 0; YAJL_IS_ARRAY(arr) && i < arr->u.array.len; i++) {
+            int64_t host = -1, size = 0;
+            tj_get_int(arr->u.array.values[i], "hostID", &host);
+            tj_get_int(arr->u.array.values[i], "size", &size);
+            own = true;
+            /* rootless, id 0 of the runtime's user namespace is the user */
+            if (host == 0 && size > 0 && !c->op->rootless)
+                tier_refuse(c, err, "linux.%s[%zu]: a user namespace that maps host id 0", maps[k], i);
+        }
+    }
+    if (c->op->rootless)
+        tier_decide(c, "user namespace: the rootless runtime's own (container root is the user, or one of its "
+                       "subordinate ids)");
+    else if (own)
+        tier_decide(c, "user namespace: config.json's own mappings (no host id 0), joined after the setup");
+    else
+        tier_decide(c, "user namespace: container root is an unprivileged host id (a slice of %u from "
+                       "--userns-range %u:%u), joined after the setup; bind mounts idmapped to their owner",
+                    65536u, c->op->userns_start, c->op->userns_size);
+}
+
 /* Every tier runs in new pid, ipc, uts, mount, cgroup and network
  * namespaces. The host's pid, ipc or network namespace (no entry) is
  * refused; uts, mount and cgroup are simply added. A network namespace by
@@ -183,6 +214,8 @@ int tier_map_namespaces(struct tier_ctx *c, ac_error_t *err)
             tj_remove(ns, "path"); /* frees path */
         } else if (strcmp(type, "mount") == 0) {
             tier_refuse(c, err, "joining the mount namespace %s (linux.namespaces[%zu])", path, i);
+        } else if (strcmp(type, "user") == 0) {
+            tier_refuse(c, err, "joining the user namespace %s (linux.namespaces[%zu]): a tier makes its own", path, i);
         } else if (strncmp(path, "/proc/1/", 8) == 0 || strncmp(path, "/proc/self/", 11) == 0) {
             tier_refuse(c, err, "the host's %s namespace %s (linux.namespaces[%zu])", type, path, i);
         } else if (strcmp(type, "user") != 0 && strcmp(type, "time") != 0) {
@@ -191,6 +224,7 @@ int tier_map_namespaces(struct tier_ctx *c, ac_error_t *err)
                         i, type, path);
         }
     }
+    map_user_namespace(c, err);
     for (size_t r = 0; r < 6; r++) {
         if (present[r])
             continue;

@@ -76,6 +76,8 @@ static void usage(FILE *f)
                "  --allowed-hooks LIST  hook programs a bundle may run at a tier (colon-separated; default none)\n"
                "  --bind-roots LIST     host folders a tiered bind mount may come from (default\n"
                "                        /home:/srv:/tmp:/var/tmp:/mnt:/media, besides the bundle)\n"
+               "  --userns-range START:SIZE  host ids of tiered containers' user namespaces, 65536 each\n"
+               "                        (default 1000000000:1073741824)\n"
                "  --version, --help\n\nCommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
@@ -95,7 +97,7 @@ enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_ROOT
  * containerd options, containers.conf) over /etc/agentcage/agentcage.conf. */
 static const char *const tier_flags[] = {"default-tier", "allowed-tiers", "max-memory", "max-cpus", "max-pids",
                                          "max-timeout", "max-workspace", "audit-log", "approvals-dir", "hooks-dir",
-                                         "allowed-hooks", "bind-roots"};
+                                         "allowed-hooks", "bind-roots", "userns-range"};
 #define N_TIER_FLAGS (sizeof(tier_flags) / sizeof(tier_flags[0]))
 
 static int load_tier_settings(struct tier_operator *op, const char **values, ac_error_t *err)
@@ -129,6 +131,7 @@ int main(int argc, char **argv)
         {"hooks-dir", required_argument, NULL, OPT_TIER_FLAG + 9},
         {"allowed-hooks", required_argument, NULL, OPT_TIER_FLAG + 10},
         {"bind-roots", required_argument, NULL, OPT_TIER_FLAG + 11},
+        {"userns-range", required_argument, NULL, OPT_TIER_FLAG + 12},
         {"root", required_argument, NULL, OPT_ROOT},
         {"log", required_argument, NULL, OPT_LOG},
         {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
@@ -189,6 +192,7 @@ int main(int argc, char **argv)
      * system ones are root's), unless given. */
     if (rootless_detect(g.rootless, &g.is_rootless, &err) < 0)
         goto fail;
+    g.tier.rootless = g.is_rootless;
     if (g.is_rootless && !root_given)
         g.root = rootless_state_root(); /* lives as long as the process */
     if (g.is_rootless && !tier_values[7] && strcmp(g.tier.audit_log, "/var/log/agentcage/audit.jsonl") == 0)

@@ -31,6 +31,7 @@
 #include "runtime/linux/rootless.h"
 #include "runtime/linux/sync.h"
 #include "runtime/linux/terminal.h"
+#include "runtime/linux/userns.h"
 #include "runtime/util/utils.h"
 
 /* What create has made so far, for the rollback. */
@@ -42,6 +43,7 @@ struct create_ctx {
     char *cgroup_path;
     bool cgroup_made;
     pid_t child;
+    int userns_slice; /* the tier's claim on a slice of host ids, -1: none */
 };
 
 static void rollback(struct create_ctx *c)
@@ -59,6 +61,7 @@ static void rollback(struct create_ctx *c)
         ac_warn("rollback: %s", ignore->msg);
         ac_error_free(&ignore);
     }
+    userns_slice_release(c->g->root, c->id, c->userns_slice);
 }
 
 static int write_id_map(pid_t pid, const char *file, const struct oci_idmap *m, size_t n, ac_error_t *err)
@@ -319,6 +322,97 @@ static void add_socket_masks(struct oci_spec *spec)
     lx->n_masked_paths += n;
 }
 
+/* A tier's user namespace: container root is never host root. The bundle's
+ * own mappings when it brings a user namespace (the mapping refused any to
+ * host id 0), else a slice of the operator's range. The runtime makes the
+ * namespace and the init joins it after its setup (userns.c); the clone
+ * makes none. Each directory bind mount is idmapped so that its owner on
+ * the host is the container's root: files the container writes there land
+ * with the owner's ids, not the container's. */
+static int tier_user_namespace(struct create_ctx *c, struct oci_spec *spec, struct ns_plan *plan, int *userns_fd,
+                               ac_error_t *err)
+{
+    struct oci_linux *lx = spec->linux;
+    static struct oci_idmap slice_map;
+    const struct oci_idmap *uids = &slice_map, *gids = &slice_map;
+    size_t n_uids = 1, n_gids = 1;
+    if (plan->new_userns) {
+        if (userns_maps_host_root(lx->uid_mappings, lx->n_uid_mappings) ||
+            userns_maps_host_root(lx->gid_mappings, lx->n_gid_mappings))
+            return ac_error(err, 0, "a tier forbids a user namespace that maps host id 0 (linux.uidMappings)");
+        uids = lx->uid_mappings, n_uids = lx->n_uid_mappings;
+        gids = lx->gid_mappings, n_gids = lx->n_gid_mappings;
+        plan->new_userns = false;
+        plan->clone_flags &= ~(unsigned long)CLONE_NEWUSER;
+    } else {
+        uint32_t base;
+        if (userns_slice_acquire(c->g->root, c->id, c->g->tier.userns_start, c->g->tier.userns_size,
+                                 &c->userns_slice, &base, err) < 0)
+            return -1;
+        slice_map = (struct oci_idmap){.container_id = 0, .host_id = base, .size = USERNS_SLICE};
+    }
+    uint32_t root_uid, root_gid;
+    if (userns_host_of(uids, n_uids, 0, &root_uid) < 0 || userns_host_of(gids, n_gids, 0, &root_gid) < 0)
+        return ac_error(err, 0, "a tier's user namespace must map the container's root (linux.uidMappings)");
+    *userns_fd = userns_make(uids, n_uids, gids, n_gids, err);
+    if (*userns_fd < 0)
+        return ac_error_wrap(err, "tier: the container's user namespace");
+    for (size_t i = 0; i < spec->n_mounts; i++) {
+        struct oci_mount *m = &spec->mounts[i];
+        struct stat st;
+        if (!mount_is_bind(m) || m->n_uid_mappings || m->source == NULL || stat(m->source, &st) < 0 ||
+            !S_ISDIR(st.st_mode))
+            continue;
+        struct oci_idmap *maps = spec_alloc(spec, 2 * sizeof(*maps));
+        maps[0] = (struct oci_idmap){.container_id = (uint32_t)st.st_uid, .host_id = root_uid, .size = 1};
+        maps[1] = (struct oci_idmap){.container_id = (uint32_t)st.st_gid, .host_id = root_gid, .size = 1};
+        m->uid_mappings = &maps[0], m->n_uid_mappings = 1;
+        m->gid_mappings = &maps[1], m->n_gid_mappings = 1;
+        char **options = spec_alloc(spec, (m->n_options + 1) * sizeof(char *));
+        memcpy(options, m->options, m->n_options * sizeof(char *));
+        options[m->n_options++] = spec_strdup(spec, "idmap");
+        m->options = options;
+    }
+    userns_give_stdio(root_uid, root_gid);
+    return 0;
+}
+
+static void close_idmap_fds(int *fds, size_t n)
+{
+    for (size_t i = 0; fds && i < n; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(fds);
+}
+
+/* The user namespaces of idmapped mounts, made here before the clone (the
+ * init, in its new pid namespace, would find other processes behind the
+ * host's /proc/PID). NULL when no mount is idmapped; -1 for the others. */
+static int *make_idmap_fds(const struct oci_spec *spec, ac_error_t *err)
+{
+    int *fds = NULL;
+    for (size_t i = 0; i < spec->n_mounts; i++) {
+        const struct oci_mount *m = &spec->mounts[i];
+        bool idmap = false;
+        for (size_t k = 0; k < m->n_options; k++)
+            idmap |= strcmp(m->options[k], "idmap") == 0 || strcmp(m->options[k], "ridmap") == 0;
+        if (!idmap || m->n_uid_mappings == 0 || m->n_gid_mappings == 0)
+            continue;
+        if (fds == NULL) {
+            fds = xmalloc(spec->n_mounts * sizeof(int));
+            for (size_t k = 0; k < spec->n_mounts; k++)
+                fds[k] = -1;
+        }
+        fds[i] = userns_make(m->uid_mappings, m->n_uid_mappings, m->gid_mappings, m->n_gid_mappings, err);
+        if (fds[i] < 0) {
+            ac_error_wrap(err, "mounts[%zu]: idmap", i);
+            close_idmap_fds(fds, spec->n_mounts);
+            return (int *)-1;
+        }
+    }
+    return fds;
+}
+
 /* A tiered container refused at create: its reason in the audit trail. */
 static void audit_refusal(const struct global_opts *g, const char *id, ac_error_t *err)
 {
@@ -332,7 +426,7 @@ static void audit_refusal(const struct global_opts *g, const char *id, ac_error_
 int container_create(const struct global_opts *g, const char *id, const struct create_options *o,
                      struct create_result *res, ac_error_t *err)
 {
-    struct create_ctx c = {.g = g, .id = id};
+    struct create_ctx c = {.g = g, .id = id, .userns_slice = -1};
     res->pid = 0;
     res->console_master = -1;
     if (state_validate_id(id, err) < 0)
@@ -449,6 +543,8 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     cleanup_close int cgroup_fd = -1;
     cleanup_close int saved_pidns = -1;
     cleanup_close int saved_timens = -1;
+    cleanup_close int late_userns_fd = -1;
+    int *idmap_fds = NULL;
     struct container_state st = {0};
 
     /* 2. The state directory: its creation claims the id. */
@@ -505,6 +601,18 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             c.cgroup_made = true;
             cgroup_fd = cgroup_v2_dirfd(c.cgroup_path);
         }
+    }
+
+    /* 3b. A tier's user namespace (rootless containers bring their own). */
+    if (tier != TIER_NONE && !g->is_rootless && tier_user_namespace(&c, spec, &plan, &late_userns_fd, err) < 0) {
+        audit_refusal(g, id, err);
+        goto out;
+    }
+
+    idmap_fds = make_idmap_fds(spec, err);
+    if (idmap_fds == (int *)-1) {
+        idmap_fds = NULL;
+        goto out;
     }
 
     /* 4. The exec fifo the child blocks on, the sync socket, the console. */
@@ -577,6 +685,8 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         .tier = tier,
         .landlock_rw = landlock_rw,
         .rootless = g->is_rootless,
+        .late_userns_fd = late_userns_fd,
+        .idmap_fds = idmap_fds,
     };
     memcpy(ic.join_fds, plan.join_fds, sizeof(ic.join_fds));
     bool into_cgroup;
@@ -637,6 +747,8 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     st.annotations = annotations_of(spec);
     st.tier = tier;
     st.timeout_ms = timeout_ms;
+    st.userns_slice = c.userns_slice;
+    st.userns_late = late_userns_fd >= 0;
     for (int k = 0; k < HOOK_KIND_COUNT; k++)
         if (spec->hooks.n_hooks[k])
             st.hooks_mask |= 1u << k;
@@ -705,6 +817,7 @@ out:
     free(st.created);
     free(c.state_dir);
     free(c.cgroup_path);
+    close_idmap_fds(idmap_fds, spec->n_mounts);
     ns_plan_close(&plan);
     return ret;
 }

@@ -26,6 +26,7 @@
 #include "runtime/linux/process.h"
 #include "runtime/linux/sync.h"
 #include "runtime/linux/terminal.h"
+#include "runtime/linux/userns.h"
 #include "runtime/util/utils.h"
 #include "tier-annotations/tier.h"
 
@@ -64,6 +65,7 @@ struct exec_child {
     int join_fds[NS_COUNT];
     int sync_fd, console_fd, preserve_fds;
     int tier;                /* the container's tier from its state, TIER_NONE when plain */
+    bool userns_late;        /* the tier's user namespace: joined after the others, as its init did */
     const char *landlock_rw;
 };
 
@@ -77,11 +79,18 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
     enum sync_type t;
     if (sync_recv(c->sync_fd, &t, NULL, NULL) < 0 || t != SYNC_GO)
         _exit(1);
-    for (int i = 0; i < NS_COUNT; i++) {
+    /* user first (it grants the capabilities for the others), except a
+     * tier's: its other namespaces are the host's to enter, so it comes last */
+    for (int k = 0; k < NS_COUNT; k++) {
+        int i = c->userns_late ? (k + 1) % NS_COUNT : k;
         if (c->join_fds[i] >= 0 && setns(c->join_fds[i], ns_join_order[i]) < 0) {
             ac_error(&err, errno, "exec: join the container's %s namespace", ns_proc_name(ns_join_order[i]));
             goto fail;
         }
+    }
+    if (c->userns_late && c->join_fds[0] >= 0 && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
+        ac_error(&err, errno, "exec: become root of the container's user namespace");
+        goto fail;
     }
     setsid();
     struct process_state ps = {.sync_fd = c->sync_fd};
@@ -98,6 +107,23 @@ fail:;
     cleanup_free char *msg = ac_error_string(err);
     sync_send(c->sync_fd, SYNC_ERROR, msg, strlen(msg));
     _exit(1);
+}
+
+/* The exec's stdio, as the init's: the engine's pipes for this process
+ * belong to the container's root (userns_give_stdio). */
+static void give_stdio_to_container_root(pid_t pid)
+{
+    uint32_t ids[2];
+    static const char *const files[] = {"uid_map", "gid_map"};
+    for (int k = 0; k < 2; k++) {
+        cleanup_free char *path = xasprintf("/proc/%d/%s", pid, files[k]);
+        cleanup_file FILE *f = fopen(path, "re");
+        unsigned long inside, outside, count;
+        if (f == NULL || fscanf(f, "%lu %lu %lu", &inside, &outside, &count) != 3 || inside != 0)
+            return;
+        ids[k] = (uint32_t)outside;
+    }
+    userns_give_stdio(ids[0], ids[1]);
 }
 
 static bool same_namespace(pid_t pid, const char *name)
@@ -121,12 +147,15 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
     if (st->tier != TIER_NONE && (tier_check_caller_fds(st->tier, o->preserve_fds, err) < 0 ||
                                   tier_check_exec_process(config, process, st->tier, o, err) < 0))
         return -1;
+    if (st->userns_late)
+        give_stdio_to_container_root(st->pid);
     struct exec_child c = {.process = process,
                            .seccomp = config->linux ? config->linux->seccomp : NULL,
                            .sync_fd = -1,
                            .console_fd = -1,
                            .preserve_fds = o->preserve_fds,
                            .tier = st->tier,
+                           .userns_late = st->userns_late,
                            .landlock_rw = st->tier != TIER_NONE ? spec_annotation(config, "io.agentcage.landlock-rw")
                                                                 : NULL};
     int sync_fds[2] = {-1, -1}, console_pair[2] = {-1, -1};

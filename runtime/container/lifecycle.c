@@ -17,6 +17,7 @@
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/container/container.h"
 #include "runtime/linux/hooks.h"
+#include "runtime/linux/userns.h"
 #include "runtime/util/utils.h"
 #include "hooks/audit.h"
 
@@ -282,5 +283,6 @@ int container_delete(const struct global_opts *g, const char *id, bool force, ac
     run_hooks_warn(g, st, HOOK_POSTSTOP, STATUS_STOPPED);
     if (st->cgroup_path[0] && cgroup_destroy(st->cgroup_path, err) < 0)
         return -1;
+    userns_slice_release(g->root, id, st->userns_slice);
     return state_remove(g, id, err);
 }

@@ -155,6 +155,14 @@ int state_save(const struct global_opts *g, const struct container_state *st, ac
         yajl_gen_integer(gen, st->tier);
         gen_str(gen, "timeoutMs");
         yajl_gen_integer(gen, st->timeout_ms);
+        if (st->userns_slice >= 0) {
+            gen_str(gen, "usernsSlice");
+            yajl_gen_integer(gen, st->userns_slice);
+        }
+        if (st->userns_late) {
+            gen_str(gen, "usernsLate");
+            yajl_gen_bool(gen, true);
+        }
         if (st->watchdog_pid > 0) {
             gen_str(gen, "watchdogPid");
             yajl_gen_integer(gen, st->watchdog_pid);
@@ -244,6 +252,10 @@ int state_load(const struct global_opts *g, const char *id, struct container_sta
     st->creating = tree_bool(root, "creating");
     st->watchdog_pid = (pid_t)tree_int(root, "watchdogPid");
     st->watchdog_start = (unsigned long long)tree_int(root, "watchdogStart");
+    const char *spath[] = {"usernsSlice", NULL};
+    yajl_val slice = yajl_tree_get(root, spath, yajl_t_number);
+    st->userns_slice = slice && YAJL_IS_INTEGER(slice) ? (int)YAJL_GET_INTEGER(slice) : -1;
+    st->userns_late = tree_bool(root, "usernsLate");
     const char *apath[] = {"annotations", NULL};
     yajl_val ann = yajl_tree_get(root, apath, yajl_t_object);
     size_t n = ann ? YAJL_GET_OBJECT(ann)->len : 0;

@@ -36,6 +36,8 @@ struct container_state {
                               read the config only when they have some to run) */
     pid_t watchdog_pid;    /* the tier's watchdog, started by start; 0 = none */
     unsigned long long watchdog_start; /* its /proc/PID/stat starttime */
+    int userns_slice;      /* a tier's slice of host ids (userns.c), -1: none */
+    bool userns_late;      /* the init joined its user namespace after its setup: exec joins it last */
 };
 
 #endif

@@ -5,7 +5,8 @@
  *   wait for the runtime (ids mapped, cgroup joined) -> join namespaces ->
  *   become root in the user namespace -> cgroup namespace -> session ->
  *   loopback -> mounts -> createRuntime/createContainer hooks -> sysctl ->
- *   pivot_root, masks, read-only paths -> hostname -> (tier: Landlock) ->
+ *   pivot_root, masks, read-only paths -> hostname -> (tier: join the
+ *   user namespace, Landlock) ->
  *   terminal -> cwd, rlimits, scheduling, labels -> executable lookup ->
  *   seccomp (early only without no_new_privs) -> user and capabilities ->
  *   no_new_privs -> ready -> wait for start -> startContainer hooks ->
@@ -182,7 +183,9 @@ void init_main(const struct init_config *c)
                                 .nofollow_bind_sources = c->tier != TIER_NONE,
                                 .protect_roots = c->tier != TIER_NONE
                                                      ? spec_annotation(spec, "io.agentcage.protect-roots")
-                                                     : NULL};
+                                                     : NULL,
+                                .rootfs_idmap_fd = c->late_userns_fd,
+                                .idmap_fds = c->idmap_fds};
     if (rootfs_prepare(spec, &ro, &err) < 0)
         init_fail(c->sync_fd, &err);
 
@@ -214,26 +217,38 @@ void init_main(const struct init_config *c)
         syscall(SYS_keyctl, 1, name, 0, 0, 0);
     }
 
-    /* 10. A tier's Landlock: from here on, writes only beneath /dev and the
+    /* 10. A tier's user namespace, joined last: every step above ran as host
+     * root in namespaces the host owns, so from here the container's root
+     * (an unprivileged host id) has capabilities over its user namespace
+     * alone, not over its mounts, network or hostname. */
+    if (c->late_userns_fd >= 0) {
+        if (setns(c->late_userns_fd, CLONE_NEWUSER) < 0 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) {
+            ac_error(&err, errno, "tier %d: join the container's user namespace", c->tier);
+            init_fail(c->sync_fd, &err);
+        }
+        close(c->late_userns_fd);
+    }
+
+    /* 11. A tier's Landlock: from here on, writes only beneath /dev and the
      * tier's writable paths (the root is the container's now; the caps are
      * still there but Landlock holds against them). */
     struct process_state ps = {.sync_fd = c->sync_fd};
     if (c->tier != TIER_NONE && tier_enter_cage(c->tier, c->landlock_rw, &ps, &err) < 0)
         init_fail(c->sync_fd, &err);
 
-    /* 11. The process: terminal, cwd, rlimits, labels, user, caps, seccomp. */
+    /* 12. The process: terminal, cwd, rlimits, labels, user, caps, seccomp. */
     if (process_setup(p, spec->linux ? spec->linux->seccomp : NULL, c->console_fd, &ps, &err) < 0)
         init_fail(c->sync_fd, &err);
     if (c->console_fd >= 0)
         close(c->console_fd);
 
-    /* 12. Ready: the runtime records us and returns from create. We no
+    /* 13. Ready: the runtime records us and returns from create. We no
      * longer die with it: the engine's shim is our parent from now on. */
     prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
     if (sync_send(c->sync_fd, SYNC_READY, NULL, 0) < 0)
         _exit(1);
 
-    /* 13. Wait for `start`: it writes one byte into the exec fifo. */
+    /* 14. Wait for `start`: it writes one byte into the exec fifo. */
     char b;
     ssize_t r;
     do
@@ -242,7 +257,7 @@ void init_main(const struct init_config *c)
     if (r != 1)
         _exit(1);
 
-    /* 14. startContainer hooks, then seccomp (the config's, then the
+    /* 15. startContainer hooks, then seccomp (the config's, then the
      * tier's) and execve. The sync socket is
      * close-on-exec: the runtime (when it waits, as `run` does) sees EOF. */
     run_container_hooks(c, HOOK_START_CONTAINER, state_created, &err);

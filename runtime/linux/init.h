@@ -30,6 +30,8 @@ struct init_config {
     int tier;
     const char *landlock_rw; /* io.agentcage.landlock-rw of the effective config */
     bool rootless;           /* no host root: devices bound, unprivileged id maps (rootless.c) */
+    int late_userns_fd;      /* a tier's user namespace (userns.c), joined after the setup; -1: none */
+    const int *idmap_fds;    /* per mount: the idmap's user namespace (rootfs_options), or NULL */
 };
 
 /* Runs in the cloned child; never returns. */

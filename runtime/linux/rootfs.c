@@ -26,6 +26,7 @@
 #include "runtime/linux/mount_options.h"
 #include "runtime/linux/protect.h"
 #include "runtime/linux/rootfs.h"
+#include "runtime/linux/userns.h"
 #include "runtime/util/utils.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -182,50 +183,15 @@ static int remount_bind(const char *target, unsigned long flags, unsigned long c
     return mount("", target, NULL, MS_BIND | MS_REMOUNT | flags | keep, NULL);
 }
 
-/* A user namespace with the mount's uid/gid mappings, for MOUNT_ATTR_IDMAP:
- * a child cloned into a new user namespace holds it while we write its maps
- * and open /proc/PID/ns/user. */
+/* A user namespace with the mount's uid/gid mappings, for MOUNT_ATTR_IDMAP. */
 static int idmap_userns_fd(const struct oci_mount *m, size_t i, ac_error_t *err)
 {
     if (m->n_uid_mappings == 0 || m->n_gid_mappings == 0)
         return ac_error(err, 0, "mounts[%zu]: idmap needs uidMappings and gidMappings", i);
-    pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
-    if (pid < 0)
-        return ac_error(err, errno, "mounts[%zu]: clone a user namespace for idmap", i);
-    if (pid == 0) {
-        for (;;)
-            pause();
-    }
-    int ret = -1;
-    cleanup_free char *ns = xasprintf("/proc/%d/ns/user", pid);
-    const struct { const char *file; const struct oci_idmap *map; size_t n; } maps[] = {
-        { "uid_map", m->uid_mappings, m->n_uid_mappings },
-        { "gid_map", m->gid_mappings, m->n_gid_mappings },
-    };
-    for (size_t k = 0; k < 2; k++) {
-        char *text = xstrdup("");
-        for (size_t j = 0; j < maps[k].n; j++) {
-            char *n = xasprintf("%s%u %u %u\n", text, maps[k].map[j].container_id,
-                                maps[k].map[j].host_id, maps[k].map[j].size);
-            free(text);
-            text = n;
-        }
-        cleanup_free char *path = xasprintf("/proc/%d/%s", pid, maps[k].file);
-        int r = write_file(path, text, strlen(text), err);
-        free(text);
-        if (r < 0) {
-            ac_error_wrap(err, "mounts[%zu]: idmap", i);
-            goto out;
-        }
-    }
-    ret = open(ns, O_RDONLY | O_CLOEXEC);
-    if (ret < 0)
-        ac_error(err, errno, "open `%s`", ns);
-out:
-    kill(pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    return ret;
+    int fd = userns_make(m->uid_mappings, m->n_uid_mappings, m->gid_mappings, m->n_gid_mappings, err);
+    if (fd < 0)
+        ac_error_wrap(err, "mounts[%zu]: idmap", i);
+    return fd;
 }
 
 /* Open (creating if missing) the destination of a bind of a non-directory:
@@ -330,9 +296,12 @@ static int mount_bind(struct rootfs_ctx *ctx, const struct oci_mount *m, size_t 
 
     cleanup_close int userns_fd = -1;
     if (mo->idmap) {
-        userns_fd = idmap_userns_fd(m, i, err);
+        /* made by the runtime before the clone when it could (from inside a
+         * new pid namespace the host's /proc names other processes) */
+        const int *made = ctx->opts->idmap_fds;
+        userns_fd = made && made[i] >= 0 ? dup(made[i]) : idmap_userns_fd(m, i, err);
         if (userns_fd < 0)
-            return -1;
+            return made && made[i] >= 0 ? ac_error(err, errno, "mounts[%zu]: idmap", i) : -1;
     }
     cleanup_close int mntfd = srcfd >= 0 ? bind_onto_at(srcfd, "", destfd, mo->recursive_bind, userns_fd,
                                                          mo->recursive_idmap, err)
@@ -767,8 +736,22 @@ int rootfs_prepare(const struct oci_spec *spec, const struct rootfs_options *opt
         return ac_error(err, 0, "linux.rootfsPropagation: unknown value `%s`", prop);
     if (mount(NULL, "/", NULL, root_propagation(spec), NULL) < 0)
         return ac_error(err, errno, "make `/` %s", root_propagation(spec) & MS_PRIVATE ? "rprivate" : "rslave");
-    /* The rootfs must be a mount point for pivot_root / MS_MOVE. */
-    if (mount(opts->rootfs, opts->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+    /* The rootfs must be a mount point for pivot_root / MS_MOVE. With the
+     * container's user namespace as its idmap, the image's files are the
+     * container's own (a filesystem that cannot be idmapped is bound as it
+     * is: its files then show as the overflow id, readable by their mode). */
+    bool bound = false;
+    if (opts->rootfs_idmap_fd >= 0) {
+        cleanup_close int dest = open(opts->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ac_error_t e = NULL;
+        cleanup_close int mnt = dest < 0 ? -1 : bind_onto(opts->rootfs, dest, true, opts->rootfs_idmap_fd, true, &e);
+        bound = mnt >= 0;
+        if (!bound) {
+            ac_debug("rootfs `%s` not idmapped: %s", opts->rootfs, e ? e->msg : strerror(errno));
+            ac_error_free(&e);
+        }
+    }
+    if (!bound && mount(opts->rootfs, opts->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
         return ac_error(err, errno, "bind mount rootfs `%s` onto itself", opts->rootfs);
 
     struct rootfs_ctx ctx = { .spec = spec, .opts = opts, .label = selinux_mount_label(spec) };

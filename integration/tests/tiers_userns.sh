@@ -1,0 +1,107 @@
+# Container root is not host root (issue 15): at every tier the container
+# runs in a user namespace whose root is an unprivileged host id from a
+# slice of --userns-range, joined after the setup; bind mounts are
+# idmapped to their owner. Checked from the host: /proc/PID/status of the
+# container's process, the owner of what it writes.
+
+source "$IT_DIR/tiers_lib.sh"
+
+# host_ids PID: "uid gid" of a process as the host sees it
+host_ids() { awk '/^Uid:/ {u = $2} /^Gid:/ {g = $2} END {print u, g}' "/proc/$1/status"; }
+
+test_container_root_is_not_host_root_at_every_tier() {
+    local t
+    # plain: root is host root (what a tier changes)
+    CID="$(new_id)"; make_bundle "$CID"
+    rt_create "$CID"
+    assert_eq "$(host_ids "$(cpid "$CID")")" "0 0" "plain container's root on the host"
+    ok rt delete --force "$CID"
+    for t in 0 1 2 3; do
+        CID="$(new_id)"; make_bundle "$CID"
+        cfg --arg t "$t" '.annotations = {"io.agentcage.tier": $t}'
+        [ "$t" == 3 ] && trt approve "$CID" --bundle "$BUNDLE" > /dev/null
+        trt create --bundle "$BUNDLE" "$CID" > "$T/$CID.out" 2>&1 < /dev/null || fail "tier $t create: $(cat "$T/$CID.out")"
+        local pid; pid="$(cpid "$CID")"; track_pid "$pid"
+        local ids; ids="$(host_ids "$pid")"
+        [ "${ids% *}" -ge 1000000000 ] || fail "tier $t: host uid $ids, expected one from the userns range"
+        [ "${ids#* }" -ge 1000000000 ] || fail "tier $t: host gid $ids"
+        ok trt start "$CID"
+        OUT="$(trt exec "$CID" /bin/sh -c 'id -u; cat /proc/self/uid_map' 2>&1 < /dev/null)"
+        assert_eq "$(echo "$OUT" | head -1)" 0 "tier $t: id -u inside"
+        assert_eq "$(echo "$OUT" | sed -n 2p | awk '{print $1, $2, $3}')" "0 ${ids% *} 65536" "tier $t: uid_map"
+        ok trt delete --force "$CID"
+    done
+}
+
+test_userns_slices_are_unique_and_released() {
+    local a b ua ub
+    a="$(new_id)"; make_bundle "$a"; cfg '.annotations = {"io.agentcage.tier": "1"}'
+    trt create --bundle "$BUNDLE" "$a" > /dev/null 2>&1 < /dev/null || fail "create $a"
+    track_pid "$(cpid "$a")"
+    b="$(new_id)"; make_bundle "$b"; cfg '.annotations = {"io.agentcage.tier": "1"}'
+    trt create --bundle "$BUNDLE" "$b" > /dev/null 2>&1 < /dev/null || fail "create $b"
+    track_pid "$(cpid "$b")"
+    ua="$(host_ids "$(cpid "$a")")"; ub="$(host_ids "$(cpid "$b")")"
+    [ "$ua" != "$ub" ] || fail "two containers share host ids $ua"
+    grep -qlx "$b" /run/agentcage-userns/slice-* 2>/dev/null || fail "no slice claimed for $b"
+    ok trt delete --force "$a"
+    ok trt delete --force "$b"
+    if grep -lx -e "$a" -e "$b" /run/agentcage-userns/slice-* 2>/dev/null; then fail "slices left after delete"; fi
+    # a bad range is one clear line
+    assert_fails trt --userns-range 5:10 run --bundle "$BUNDLE" "$b"
+    assert_contains "$OUT" "--userns-range: expected START:SIZE"
+}
+
+test_writes_through_a_project_mount_keep_the_owner() {
+    mkdir -p "$T/proj"; echo mine > "$T/proj/private"; chmod 600 "$T/proj/private"
+    chown -R 4321:4322 "$T/proj"
+    ATTACK_CFG=("$(bind_mount /mnt/a "$T/proj" rw)")
+    local t
+    for t in 1 2; do
+        attack $t /bin/sh -c 'cat /mnt/a/private; echo new > /mnt/a/made-'"$t"'; mkdir /mnt/a/dir-'"$t"'; ls -ln /mnt/a/private'
+        assert_eq "$RC" 0 "tier $t: $OUT"
+        assert_contains "$OUT" mine "tier $t reads its owner's 0600 file"
+        assert_eq "$(stat -c %u:%g "$T/proj/made-$t")" 4321:4322 "tier $t: a new file belongs to the mount's owner"
+        assert_eq "$(stat -c %u:%g "$T/proj/dir-$t")" 4321:4322 "tier $t: a new folder too"
+    done
+    # tier 0: read-only, and readable all the same
+    attack 0 /bin/sh -c 'cat /mnt/a/private; /bin/probe write /mnt/a/x'
+    assert_contains "$OUT" mine "tier 0 reads"
+    [ -e "$T/proj/x" ] && fail "tier 0 wrote its project"
+    return 0
+}
+
+test_root_inside_has_no_host_power() {
+    # setuid root binary planted in the image gains nothing
+    cp -a "$ROOTFS" "$T/rootfs"
+    cp "$ROOTFS/bin/probe" "$T/rootfs/bin/suid-probe"; chmod 4755 "$T/rootfs/bin/suid-probe"
+    ATTACK_CFG=('.root = {path: "'"$T/rootfs"'", readonly: true} | .process.user = {uid: 1000, gid: 1000} | .process.noNewPrivileges = false')
+    attack plain /bin/suid-probe ids
+    assert_contains "$OUT" "euid=0" "plain: setuid root works without no_new_privs' cage"
+    local t
+    for t in 0 1; do
+        attack $t /bin/sh -c '/bin/suid-probe ids; /bin/probe syscall keyctl; /bin/probe syscall mount; /bin/probe write /proc/sys/kernel/hostname'
+        assert_not_contains "$OUT" "euid=0" "tier $t: setuid root in the image"
+        assert_match "$(echo "$OUT" | sed -n 2p)" '^(EPERM|EACCES|ENOSYS)' "tier $t keyctl"
+        assert_match "$(echo "$OUT" | sed -n 3p)" '^(EPERM|EACCES)' "tier $t mount"
+        assert_match "$(echo "$OUT" | sed -n 4p)" '^(EPERM|EACCES|EROFS)' "tier $t /proc/sys write"
+    done
+    return 0
+}
+
+test_stdio_pipes_work_without_reowning_host_files() {
+    # a pipe made for the container: /dev/stdout opens inside the user namespace
+    CID="$(new_id)"; make_bundle "$CID" /bin/sh -c 'echo via-dev-stdout > /dev/stdout; echo via-dev-stderr > /dev/stderr'
+    cfg '.annotations = {"io.agentcage.tier": "1"}'
+    OUT="$(trt run --bundle "$BUNDLE" "$CID" 2>&1 < /dev/null | cat)"
+    assert_contains "$OUT" via-dev-stdout
+    assert_contains "$OUT" via-dev-stderr
+    # the host's /dev/null and a host file as stdio are never re-owned
+    local before; before="$(stat -c %u:%g:%a /dev/null)"
+    echo keep > "$T/out"; local file_before; file_before="$(stat -c %u:%g "$T/out")"
+    CID="$(new_id)"; make_bundle "$CID" /bin/true
+    cfg '.annotations = {"io.agentcage.tier": "1"}'
+    trt run --bundle "$BUNDLE" "$CID" < /dev/null >> "$T/out" 2>/dev/null
+    assert_eq "$(stat -c %u:%g:%a /dev/null)" "$before" "/dev/null untouched"
+    assert_eq "$(stat -c %u:%g "$T/out")" "$file_before" "a host file as stdout untouched"
+}
