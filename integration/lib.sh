@@ -226,6 +226,9 @@ leak_check() {
     if [ -d "$ROOT" ] && [ -n "$(ls -A "$ROOT" 2>/dev/null)" ]; then
         echo "state left in --root: $(ls -A "$ROOT" | tr '\n' ' ')"
     fi
+    # a tier's claim on a slice of host ids (runtime/linux/userns.c)
+    local slices; slices="$(grep -lx -- "$ROOT" /run/agentcage-userns/slice-* 2>/dev/null | tr '\n' ' ')"
+    [ -z "$slices" ] || echo "user namespace slices left: $slices"
 }
 
 # rmdir_tree DIR: removes an (empty of tasks) cgroup dir depth-first.
