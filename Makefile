@@ -12,7 +12,7 @@ override CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter 
 	-Wno-missing-field-initializers -fno-strict-aliasing \
 	-DAGENTCAGE_VERSION='"$(VERSION)"' -DAGENTCAGE_COMMIT='"$(COMMIT)"' -I. \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
 BUILD := build
 # The binary lands at the top for the default build, inside any other build
@@ -148,7 +148,7 @@ fuzz-run: fuzz
 PREFIX ?= /usr/local
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 agentcage agentcage-watchdog agentcage-egress agentcage-audit \
+	install -m 755 agentcage agentcage-watchdog agentcage-egress agentcage-audit agentcage-broker \
 		$(DESTDIR)$(PREFIX)/bin/
 
 # The README's first command: build everything, then run a busybox container.

@@ -698,6 +698,61 @@ TEST(tier_scheduling_tightened)
     yajl_tree_free(tree);
 }
 
+/* The environment at a tier: an allow-list, and credential-looking values
+ * dropped under any name. */
+TEST(tier_env_is_an_allow_list)
+{
+    static const char *const dropped[] = {
+        "OPENAI_API_KEY=x", "DATABASE_URL=postgres://u:p@db/x", "NPM_CONFIG__AUTH=abc", "SENTRY_DSN=https://k@s.io/1",
+        "KUBECONFIG=/root/.kube/config", "GOOGLE_CREDENTIALS={}", "VAULT_ADDR=http://v", "VAULT_TOKEN=s.x",
+        "vault_token=s.x", "aws_secret_access_key=x", "GITHUB_TOKEN=x", "SSH_AUTH_SOCK=/tmp/s", "MY_CREDENTIALS=x",
+        "DOCKER_AUTH_CONFIG=x", "CI_JOB_JWT=x", "SLACK_WEBHOOK=https://hooks.slack.com/x", "STRIPE=x", "PGPASSWORD=x",
+        "AZURE_CLIENT_SECRET=x", "TF_VAR_token=x", "HF_TOKEN=x", "KEYBOARD=us"};
+    static const char *const value_dropped[] = {
+        "PATH=ghp_0123456789abcdefghijklmnopqrstuvwxyz", "TERM=sk-proj-abcdef", "LANG=AKIAABCDEFGHIJKLMNOP",
+        "TZ=-----BEGIN OPENSSH PRIVATE KEY-----", "HOSTNAME=https://user:secret@example.com/x",
+        "USER=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig", "SHELL=Zx9Qw3Er7Ty1Ui5Op2As8Df4Gh6Jk0Lz"};
+    static const char *const kept[] = {"PATH=/usr/bin:/bin", "HOME=/root", "LC_ALL=C.UTF-8", "TERM=xterm",
+                                       "ALLOWED=1", "PFX_ONE=2", "RAWKEY=sk-keep-me", "HOSTNAME=abc123"};
+    cleanup_free char *list = xstrdup("");
+    const char *const *groups[] = {dropped, value_dropped, kept};
+    size_t sizes[] = {N_CASES(dropped), N_CASES(value_dropped), N_CASES(kept)};
+    for (size_t g = 0; g < 3; g++)
+        for (size_t i = 0; i < sizes[g]; i++) {
+            char *n = xasprintf("%s%s\"%s\"", list, list[0] ? "," : "", groups[g][i]);
+            free(list);
+            list = n;
+        }
+    cleanup_free char *text = xasprintf(
+        "{\"ociVersion\":\"1.0.2\",\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\",\"env\":[%s]},"
+        "\"annotations\":{\"io.agentcage.tier\":\"1\",\"io.agentcage.env-allow\":\"ALLOWED, PFX_*, RAWKEY=raw\"},"
+        "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"ipc\"},{\"type\":\"network\"}]}}",
+        list);
+    yajl_val tree = yajl_tree_parse(text, NULL, 0);
+    REQUIRE(tree != NULL);
+    struct tier_operator op;
+    tier_operator_init(&op);
+    struct tier_decisions d = {0};
+    cleanup_error ac_error_t err = NULL;
+    REQUIRE_EQ_INT(tier_map(tree, NULL, &op, &d, &err), 1);
+    cleanup_free char *out = tier_tree_to_json(tj_get(tj_get(tree, "process"), "env"), false);
+    for (size_t i = 0; i < N_CASES(dropped); i++)
+        if (strstr(out, dropped[i]))
+            FAIL("kept %s", dropped[i]);
+    for (size_t i = 0; i < N_CASES(value_dropped); i++)
+        if (strstr(out, value_dropped[i]))
+            FAIL("kept a credential-looking value: %s", value_dropped[i]);
+    for (size_t i = 0; i < N_CASES(kept); i++)
+        if (!strstr(out, kept[i]))
+            FAIL("dropped %s", kept[i]);
+    /* decision lines name variables, never values */
+    for (size_t i = 0; i < d.n; i++)
+        if (strstr(d.lines[i], "secret@") || strstr(d.lines[i], "ghp_") || strstr(d.lines[i], "BEGIN"))
+            FAIL("a decision line shows a value: %s", d.lines[i]);
+    tier_decisions_free(&d);
+    yajl_tree_free(tree);
+}
+
 int main(int argc, char **argv)
 {
     const char *filter = argc > 1 ? argv[1] : NULL;

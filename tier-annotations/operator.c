@@ -88,8 +88,83 @@ static int check_path_list(const char *name, const char *value, bool roots, ac_e
     return 0;
 }
 
+const struct tier_credential *tier_credential_find(const struct tier_operator *op, const char *name)
+{
+    for (size_t i = 0; i < op->n_credentials; i++)
+        if (strcmp(op->credentials[i].name, name) == 0)
+            return &op->credentials[i];
+    return NULL;
+}
+
+static bool credential_name_ok(const char *s, size_t n)
+{
+    if (n == 0 || n >= 64)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
+            return false;
+    return true;
+}
+
+/* credential.NAME = BROKER [ARGS], credential.NAME.tiers = LIST */
+static int set_credential(struct tier_operator *op, const char *name, const char *value, ac_error_t *err)
+{
+    const char *rest = name + strlen("credential.");
+    const char *dot = strchr(rest, '.');
+    size_t n = dot ? (size_t)(dot - rest) : strlen(rest);
+    if (!credential_name_ok(rest, n) || (dot && strcmp(dot, ".tiers") != 0))
+        return ac_error(err, 0, "`%s`: expected credential.NAME or credential.NAME.tiers (NAME: letters, digits, - _)",
+                        name);
+    struct tier_credential *cred = NULL;
+    for (size_t i = 0; i < op->n_credentials; i++)
+        if (strlen(op->credentials[i].name) == n && strncmp(op->credentials[i].name, rest, n) == 0)
+            cred = &op->credentials[i];
+    if (cred == NULL) {
+        if (op->n_credentials == TIER_MAX_CREDENTIALS)
+            return ac_error(err, 0, "`%s`: at most %d credentials", name, TIER_MAX_CREDENTIALS);
+        cred = &op->credentials[op->n_credentials++];
+        memcpy(cred->name, rest, n);
+        cred->name[n] = '\0';
+        cred->tiers = (1u << TIER_COUNT) - 1;
+    }
+    if (dot)
+        return parse_tier_list(value, &cred->tiers) < 0
+                   ? ac_error(err, 0, "`%s`: expected a list of tiers like 2,3, got `%s`", name, value)
+                   : 0;
+    if (value[0] != '/')
+        return ac_error(err, 0, "`%s`: expected the broker's absolute path, got `%s`", name, value);
+    cred->broker = value;
+    return 0;
+}
+
+int tier_credentials_next(const char **pos, char name[64], int64_t *ttl_ms, ac_error_t *err)
+{
+    const char *p = *pos;
+    while (*p == ',' || *p == ' ')
+        p++;
+    if (*p == '\0')
+        return 0;
+    size_t len = strcspn(p, ",");
+    cleanup_free char *entry = strndup(p, len);
+    *pos = p + len;
+    char *end = entry + strlen(entry);
+    while (end > entry && end[-1] == ' ')
+        *--end = '\0';
+    char *eq = strchr(entry, '=');
+    size_t n = eq ? (size_t)(eq - entry) : strlen(entry);
+    *ttl_ms = 0;
+    if (!credential_name_ok(entry, n) || (eq && (tier_parse_duration(eq + 1, ttl_ms) < 0 || *ttl_ms <= 0)))
+        return ac_error(err, 0, "io.agentcage.credentials: expected NAME[=TTL] entries like github=10m, got `%s`",
+                        entry);
+    memcpy(name, entry, n);
+    name[n] = '\0';
+    return 1;
+}
+
 int tier_operator_set(struct tier_operator *op, const char *name, const char *value, ac_error_t *err)
 {
+    if (strncmp(name, "credential.", 11) == 0)
+        return set_credential(op, name, value, err) < 0 ? -1 : 1;
     int64_t n = 0;
     if (strcmp(name, "default-tier") == 0) {
         int t = tier_parse_name(value);
@@ -135,6 +210,20 @@ int tier_operator_set(struct tier_operator *op, const char *name, const char *va
                             value);
         op->userns_start = (uint32_t)start;
         op->userns_size = (uint32_t)size;
+    } else if (strcmp(name, "env-allow") == 0) {
+        op->env_allow = value;
+    } else if (strcmp(name, "home-dot-allow") == 0) {
+        for (const char *p = value; *p;) {
+            size_t n = strcspn(p, ":");
+            if (n == 0 || p[0] != '.' || memchr(p, '/', n) || (n == 2 && p[1] == '.') || n == 1)
+                return ac_error(err, 0, "--home-dot-allow: expected dot entries like .gitconfig:.cache, got `%s`", value);
+            p += n + (p[n] == ':');
+        }
+        op->home_dot_allow = value;
+    } else if (strcmp(name, "home-mounts") == 0) {
+        if (check_path_list(name, value, false, err) < 0)
+            return -1;
+        op->home_mounts = value;
     } else if (strcmp(name, "allowed-hooks") == 0 || strcmp(name, "bind-roots") == 0) {
         if (check_path_list(name, value, strcmp(name, "bind-roots") == 0, err) < 0)
             return -1;

@@ -26,6 +26,15 @@ typedef struct yajl_val_s *yajl_val;
 #define TIER_NONE (-1)
 #define TIER_COUNT 4
 
+/* A credential broker of the operator's (credential.NAME = /path/to/broker
+ * [ARGS] and credential.NAME.tiers = 2,3 in agentcage.conf). */
+#define TIER_MAX_CREDENTIALS 16
+struct tier_credential {
+    char name[64];
+    const char *broker;   /* the program and its arguments, blank-separated */
+    unsigned tiers;       /* bit n = tier n may ask for it; default every tier */
+};
+
 /* What the operator allows; from global flags and /etc/agentcage/agentcage.conf.
  * A ceiling of 0 means "the tier's default is the ceiling". */
 struct tier_operator {
@@ -44,7 +53,19 @@ struct tier_operator {
     uint32_t userns_start;     /* the host ids tiered containers' user namespaces come from ... */
     uint32_t userns_size;      /* ... in slices of 65536: [start, start + size) */
     bool rootless;             /* the runtime is not host root: id 0 of its user namespace is the user */
+    const char *env_allow;     /* environment names (or *-patterns, NAME=raw) a tier keeps; NULL: none */
+    const char *home_dot_allow; /* colon-separated dot entries a home mount keeps visible (.gitconfig ...) */
+    const char *home_mounts;   /* colon-separated bind destinations or sources that count as homes */
+    struct tier_credential credentials[TIER_MAX_CREDENTIALS];
+    size_t n_credentials;
 };
+
+/* The operator's broker for a credential name, or NULL. */
+const struct tier_credential *tier_credential_find(const struct tier_operator *op, const char *name);
+/* One entry of io.agentcage.credentials ("NAME[=TTL]") at a time: *pos
+ * walks the list; returns 1 with the name and ttl (ms, 0 when none given),
+ * 0 at the end, -1 on a malformed entry (err names it). */
+int tier_credentials_next(const char **pos, char name[64], int64_t *ttl_ms, ac_error_t *err);
 
 void tier_operator_init(struct tier_operator *op);
 /* A global flag of the runtime (name without "--": "default-tier",

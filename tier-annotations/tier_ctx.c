@@ -68,14 +68,8 @@ void tier_landlock_add(struct tier_ctx *c, const char *path)
         tier_decide(c, "landlock: %s has a `:` and stays read-only under Landlock", path);
         return;
     }
-    /* each entry once */
-    size_t n = strlen(path);
-    for (const char *p = c->landlock_rw; p && *p;) {
-        const char *end = strchrnul(p, ':');
-        if ((size_t)(end - p) == n && strncmp(p, path, n) == 0)
-            return;
-        p = *end ? end + 1 : end;
-    }
+    if (list_has(c->landlock_rw, ':', path))
+        return; /* each entry once */
     char *joined = c->landlock_rw ? xasprintf("%s:%s", c->landlock_rw, path) : xstrdup(path);
     free(c->landlock_rw);
     c->landlock_rw = joined;
@@ -90,4 +84,13 @@ void tier_protect_add(struct tier_ctx *c, const char *dest, bool home)
     free(entry);
     free(c->protect_roots);
     c->protect_roots = joined;
+}
+
+void tier_home_add(struct tier_ctx *c, const char *dest)
+{
+    if (strchr(dest, ':'))
+        return; /* cannot be listed; such a mount is refused nowhere else, so say so */
+    char *joined = c->home_roots ? xasprintf("%s:%s", c->home_roots, dest) : xstrdup(dest);
+    free(c->home_roots);
+    c->home_roots = joined;
 }

@@ -116,7 +116,9 @@ int tier_defs_get(const struct tier_defs **out, ac_error_t *err)
             load_strv(root, "readonlyPaths", &defs.readonly_paths, err) < 0 ||
             load_strv(root, "credentialPaths", &defs.credential_paths, err) < 0 ||
             load_strv(root, "rcFiles", &defs.rc_files, err) < 0 ||
-            load_strv(root, "secretEnv", &defs.secret_env, err) < 0 ||
+            load_strv(root, "homeDotAllow", &defs.home_dot_allow, err) < 0 ||
+            load_strv(root, "safeEnv", &defs.safe_env, err) < 0 ||
+            load_strv(root, "secretValuePrefixes", &defs.secret_value_prefixes, err) < 0 ||
             load_strv(root, "forbiddenBindSources", &defs.forbidden_sources, err) < 0 ||
             load_strv(root, "enginePlumbingMounts", &defs.plumbing_mounts, err) < 0 ||
             load_strv(root, "allowedMountTypes", &defs.mount_types, err) < 0 ||

@@ -13,18 +13,6 @@
 static const char *const hook_stages[] = {"prestart", "createRuntime", "createContainer",
                                           "startContainer", "poststart", "poststop"};
 
-static bool in_path_list(const char *list, const char *path)
-{
-    size_t n = strlen(path);
-    for (const char *p = list; p && *p;) {
-        const char *end = strchrnul(p, ':');
-        if ((size_t)(end - p) == n && strncmp(p, path, n) == 0)
-            return true;
-        p = *end ? end + 1 : end;
-    }
-    return false;
-}
-
 /* One of the tier's own hook programs (an effective config maps to itself:
  * they are dropped here and put back by policy_hooks_add). */
 static bool tier_own_hook(const char *hooks_dir, const char *path)
@@ -76,7 +64,7 @@ int tier_map_hooks(struct tier_ctx *c, ac_error_t *err)
                 tj_remove_at(list, i);
                 continue;
             }
-            if (path && in_path_list(c->op->allowed_hooks, path))
+            if (path && list_has(c->op->allowed_hooks, ':', path))
                 tier_decide(c, "hooks.%s[%zu] %s: kept (the operator's --allowed-hooks)", hook_stages[s], i, path);
             else
                 ret = tier_refuse(c, err,

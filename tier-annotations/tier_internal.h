@@ -67,7 +67,7 @@ struct tier_device {
 };
 struct tier_defs {
     struct tier_def tier[TIER_COUNT];
-    struct tier_strv masked_paths, readonly_paths, credential_paths, rc_files, secret_env, forbidden_sources,
+    struct tier_strv masked_paths, readonly_paths, credential_paths, rc_files, home_dot_allow, safe_env, secret_value_prefixes, forbidden_sources,
         plumbing_mounts, mount_types, refused_caps, default_bind_roots, kernel_mounts, sysctls, bundle_annotations,
         mapping_annotations, accepted_fields;
     struct tier_device *devices;
@@ -103,6 +103,7 @@ struct tier_ctx {
     struct tier_limits limits; /* effective: tier default, tightened, capped */
     char *landlock_rw;         /* colon-separated, grows */
     char *protect_roots;       /* colon-separated writable bind destinations ("DEST" or "DEST=home") */
+    char *home_roots;          /* colon-separated home-like bind destinations, read-only ones too */
     const char *bundle;        /* the bundle directory (absolute), or NULL */
     unsigned refused;          /* refusals so far: the first is in *err, each is a decision line */
 };
@@ -117,6 +118,9 @@ void tier_landlock_add(struct tier_ctx *c, const char *path);
 /* A writable bind mount destination whose protections the runtime pins
  * (io.agentcage.protect-roots); home-like ones get no new names at the top. */
 void tier_protect_add(struct tier_ctx *c, const char *dest, bool home);
+/* A home-like bind destination, whose top-level dot entries the runtime
+ * hides but for the allowed ones (io.agentcage.home-roots). */
+void tier_home_add(struct tier_ctx *c, const char *dest);
 
 int tier_map_limits(struct tier_ctx *c, ac_error_t *err);    /* tier_resources.c: annotations, ceilings */
 int tier_map_resources(struct tier_ctx *c, ac_error_t *err); /* tier_resources.c: cgroup limits */
@@ -127,5 +131,6 @@ int tier_map_namespaces(struct tier_ctx *c, ac_error_t *err); /* tier_process.c 
 int tier_map_fields(struct tier_ctx *c, ac_error_t *err);     /* tier_fields.c: the accepted fields */
 int tier_map_hooks(struct tier_ctx *c, ac_error_t *err);      /* tier_hooks.c: the bundle's hooks */
 int tier_map_sysctl(struct tier_ctx *c, ac_error_t *err);     /* tier_process.c */
+int tier_map_credentials(struct tier_ctx *c, ac_error_t *err); /* tier_credentials.c */
 
 #endif

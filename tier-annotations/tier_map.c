@@ -194,6 +194,30 @@ static void write_annotations(struct tier_ctx *c, ac_error_t *err)
         set_mapping_annotation(c, annotations, "io.agentcage.protect-roots", "", err);
         tj_remove(annotations, "io.agentcage.protect-roots");
     }
+    if (c->home_roots) {
+        cleanup_free char *allow = xstrdup("");
+        for (size_t i = 0; i < c->defs->home_dot_allow.n; i++) {
+            char *next = xasprintf("%s%s%s", allow, allow[0] ? ":" : "", c->defs->home_dot_allow.v[i]);
+            free(allow);
+            allow = next;
+        }
+        if (c->op->home_dot_allow) {
+            char *next = xasprintf("%s%s%s", allow, allow[0] ? ":" : "", c->op->home_dot_allow);
+            free(allow);
+            allow = next;
+        }
+        set_mapping_annotation(c, annotations, "io.agentcage.home-roots", c->home_roots, err);
+        set_mapping_annotation(c, annotations, "io.agentcage.home-allow", allow, err);
+        tier_decide(c, "annotations: io.agentcage.home-roots=%s (every dot entry at the top hidden but [%s])",
+                    c->home_roots, allow);
+    } else {
+        static const char *const unset[] = {"io.agentcage.home-roots", "io.agentcage.home-allow"};
+        for (size_t i = 0; i < 2; i++)
+            if (tj_get(annotations, unset[i])) {
+                set_mapping_annotation(c, annotations, unset[i], "", err);
+                tj_remove(annotations, unset[i]);
+            }
+    }
     tier_decide(c, "annotations: io.agentcage.tier=%d, io.agentcage.timeout-ms=%lld, io.agentcage.landlock-rw=%s",
                 c->tier, (long long)c->limits.timeout_ms, c->landlock_rw ? c->landlock_rw : "");
 }
@@ -241,6 +265,7 @@ int tier_map(yajl_val config, const char *bundle, const struct tier_operator *op
     tier_map_mounts(&c, err);
     tier_map_devices(&c, err);
     tier_map_resources(&c, err);
+    tier_map_credentials(&c, err);
     map_root_and_seccomp(&c, err);
     if (c.refused == 0 && map_network_and_hooks(&c, tier, err) < 0)
         c.refused++;
@@ -248,6 +273,7 @@ int tier_map(yajl_val config, const char *bundle, const struct tier_operator *op
         write_annotations(&c, err);
     free(c.landlock_rw);
     free(c.protect_roots);
+    free(c.home_roots);
     if (c.refused > 1 && err && *err) {
         char *msg = xasprintf("%s (and %u more: `agentcage policy show` lists them)", (*err)->msg, c.refused - 1);
         free((*err)->msg);

@@ -319,11 +319,15 @@ static int map_bind(struct tier_ctx *c, size_t i, yajl_val m, const char *dest, 
     }
     if (plumbing)
         return 0; /* the engine's own files (hosts, resolv.conf ...), not a project */
+    bool home = home_like(dest) || home_like(norm) || list_has(c->op->home_mounts, ':', dest) ||
+                list_has(c->op->home_mounts, ':', norm);
+    if (home)
+        tier_home_add(c, dest);
     bool writable = !has_option(tj_get(m, "options"), "ro");
     protect_under(c, i, dest, writable);
     if (writable) {
         tier_landlock_add(c, dest);
-        tier_protect_add(c, dest, home_like(dest) || home_like(norm));
+        tier_protect_add(c, dest, home);
     }
     if (writable && strcmp(dest, "/workspace") == 0) {
         /* a host folder cannot be size-capped: say so, and refuse when a
@@ -436,7 +440,8 @@ int tier_map_mounts(struct tier_ctx *c, ac_error_t *err)
         if (strcmp(type, "sysfs") == 0 || strcmp(type, "cgroup") == 0 || strcmp(type, "cgroup2") == 0) {
             if (make_readonly(m, false))
                 tier_decide(c, "mounts[%zu] %s: %s read-only", i, norm_dest, type);
-        } else if (strcmp(type, "tmpfs") == 0 && !path_within(norm_dest, "/dev")) {
+        } else if (strcmp(type, "tmpfs") == 0 && !path_within(norm_dest, "/dev") &&
+                   strcmp(norm_dest, "/run/secrets") != 0) {
             /* container-private memory, charged to its memory cgroup; each
              * capped like the workspace */
             cap_tmpfs(c, i, m, norm_dest, c->limits.workspace);

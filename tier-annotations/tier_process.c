@@ -2,6 +2,7 @@
  * scrubber on the environment, new namespaces. */
 #include <ctype.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -65,55 +66,122 @@ static int map_capabilities(struct tier_ctx *c, yajl_val process, ac_error_t *er
     return 0;
 }
 
-static bool env_allowed(const char *allow, const char *name, size_t n)
+/* An allow entry of "NAME1, NAME2=raw, PREFIX_*": does it allow name, and
+ * keep even a credential-looking value (=raw)? */
+static bool env_listed(const char *list, const char *name, bool *raw)
 {
-    for (const char *p = allow; p && *p;) {
+    for (const char *p = list; p && *p;) {
         while (*p == ',' || isspace((unsigned char)*p))
             p++;
         size_t len = strcspn(p, ", \t\n");
-        if (len == n && strncmp(p, name, n) == 0)
+        if (len == 0)
+            break;
+        cleanup_free char *entry = strndup(p, len);
+        char *eq = strchr(entry, '=');
+        bool is_raw = eq && strcmp(eq + 1, "raw") == 0;
+        if (eq)
+            *eq = '\0';
+        if (fnmatch(entry, name, 0) == 0) {
+            *raw = is_raw;
             return true;
+        }
         p += len;
     }
     return false;
 }
 
-static bool env_secret(const struct tier_defs *defs, const char *name)
+static bool env_safe(const struct tier_defs *defs, const char *name)
 {
-    for (size_t i = 0; i < defs->secret_env.n; i++)
-        if (fnmatch(defs->secret_env.v[i], name, FNM_CASEFOLD) == 0)
+    for (size_t i = 0; i < defs->safe_env.n; i++)
+        if (fnmatch(defs->safe_env.v[i], name, 0) == 0)
             return true;
     return false;
 }
 
-/* Decision lines name variables, never their values. */
+/* Bits of Shannon entropy per character. */
+static double entropy(const char *s, size_t n)
+{
+    unsigned counts[256] = {0};
+    for (size_t i = 0; i < n; i++)
+        counts[(unsigned char)s[i]]++;
+    double h = 0;
+    for (int c = 0; c < 256; c++)
+        if (counts[c]) {
+            double p = (double)counts[c] / (double)n;
+            h -= p * log2(p);
+        }
+    return h;
+}
+
+/* Does a value look like a credential, whatever its name: a known token
+ * prefix, a PEM block, a URL with a password, a JSON web token, or a long
+ * string of token characters with letters and digits and high entropy. */
+static bool value_secret(const struct tier_defs *defs, const char *v)
+{
+    for (size_t i = 0; i < defs->secret_value_prefixes.n; i++)
+        if (strncmp(v, defs->secret_value_prefixes.v[i], strlen(defs->secret_value_prefixes.v[i])) == 0)
+            return true;
+    if (strstr(v, "-----BEGIN"))
+        return true;
+    const char *scheme = strstr(v, "://");
+    if (scheme) {
+        const char *auth = scheme + 3;
+        size_t host_len = strcspn(auth, "/?#");
+        const char *at = memchr(auth, '@', host_len);
+        if (at && memchr(auth, ':', (size_t)(at - auth)))
+            return true;
+    }
+    if (strncmp(v, "eyJ", 3) == 0 && strchr(v, '.') && strchr(strchr(v, '.') + 1, '.'))
+        return true;
+    size_t n = strlen(v);
+    if (n >= 32 && strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-") == n &&
+        strpbrk(v, "0123456789") && strpbrk(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") &&
+        entropy(v, n) >= 4.0)
+        return true;
+    return false;
+}
+
+/* The environment at a tier is an allow-list: the safe names, the
+ * operator's --env-allow and the container's io.agentcage.env-allow; and a
+ * value that looks like a credential goes even under an allowed name,
+ * unless the allow entry says NAME=raw. Decision lines name variables,
+ * never their values. */
 static void map_env(struct tier_ctx *c, yajl_val process)
 {
     yajl_val env = tj_get(process, "env");
     const char *allow = tj_get_str(tj_get(c->config, "annotations"), "io.agentcage.env-allow");
-    cleanup_free char *removed = NULL, *kept = NULL;
+    cleanup_free char *dropped = NULL, *secret = NULL, *kept = NULL;
     for (size_t i = 0; YAJL_IS_ARRAY(env) && i < env->u.array.len;) {
         yajl_val v = env->u.array.values[i];
         if (!YAJL_IS_STRING(v)) {
             i++;
             continue;
         }
-        size_t n = strcspn(v->u.string, "=");
-        cleanup_free char *name = strndup(v->u.string, n);
-        if (name == NULL || !env_secret(c->defs, name)) {
-            i++;
-        } else if (env_allowed(allow, name, n)) {
-            list_add(&kept, name);
-            i++;
-        } else {
-            list_add(&removed, name);
+        const char *eq = strchr(v->u.string, '=');
+        cleanup_free char *name = strndup(v->u.string, eq ? (size_t)(eq - v->u.string) : strlen(v->u.string));
+        const char *value = eq ? eq + 1 : "";
+        bool raw = false;
+        bool listed = env_listed(c->op->env_allow, name, &raw) || env_listed(allow, name, &raw);
+        if (!listed && !env_safe(c->defs, name)) {
+            list_add(&dropped, name);
             tj_remove_at(env, i);
+        } else if (!raw && value_secret(c->defs, value)) {
+            list_add(&secret, name);
+            tj_remove_at(env, i);
+        } else {
+            if (listed)
+                list_add(&kept, name);
+            i++;
         }
     }
-    if (removed)
-        tier_decide(c, "process.env: removed secret-looking %s", removed);
+    if (dropped)
+        tier_decide(c, "process.env: dropped %s (not on the allow-list)", dropped);
+    if (secret)
+        tier_decide(c, "process.env: dropped %s (the value looks like a credential; NAME=raw in "
+                       "io.agentcage.env-allow keeps it)",
+                    secret);
     if (kept)
-        tier_decide(c, "process.env: kept %s (io.agentcage.env-allow)", kept);
+        tier_decide(c, "process.env: kept %s (io.agentcage.env-allow, --env-allow)", kept);
 }
 
 /* Scheduling a tier does not hand out: real-time policies and I/O class

@@ -568,7 +568,8 @@ test_secret_env_scrubbed() {
         attack $t /bin/sh -c '/bin/probe env; cat /proc/1/environ | tr "\0" "\n"'
         assert_not_contains "$OUT" FAKE "tier $t secret in env"
         assert_not_contains "$OUT" SSH_AUTH_SOCK "tier $t SSH_AUTH_SOCK"
-        assert_contains "$OUT" HARMLESS=visible "tier $t keeps others"
+        assert_not_contains "$OUT" HARMLESS=visible "tier $t: the environment is an allow-list"
+        assert_contains "$OUT" PATH= "tier $t keeps PATH"
     done
     ATTACK_ANN='{"io.agentcage.env-allow": "AWS_SECRET_ACCESS_KEY"}'
     attack 1 /bin/probe env

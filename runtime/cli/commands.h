@@ -26,6 +26,7 @@ COMMAND(features);
 COMMAND(policy);
 COMMAND(audit);
 COMMAND(approve);
+COMMAND(credentials_expire);
 
 /* Shared by the verbs: exactly one container id after the flags. */
 int cli_one_id(int argc, char **argv, const char *usage, const char **id, ac_error_t *err);

@@ -48,7 +48,8 @@ static const struct command commands[] = {
     {"features", cmd_features, "print the runtime-spec features document"},
     {"policy", cmd_policy, "show the effective config and decisions of a tier (policy show)"},
     {"audit", cmd_audit, "audit verify FILE: check the audit trail's hash chain"},
-    {"approve", cmd_approve, "approve ID [--for 10m]: let a tier-3 container be created"},
+    {"approve", cmd_approve, "approve NAME [--for 10m]: let a tier-3 container be created once"},
+    {"credentials-expire", cmd_credentials_expire, NULL}, /* started by start, not for users */
     {"checkpoint", cmd_unsupported, "not supported"},
     {"restore", cmd_unsupported, "not supported"},
 };
@@ -78,9 +79,13 @@ static void usage(FILE *f)
                "                        /home:/srv:/tmp:/var/tmp:/mnt:/media, besides the bundle)\n"
                "  --userns-range START:SIZE  host ids of tiered containers' user namespaces, 65536 each\n"
                "                        (default 1000000000:1073741824)\n"
+               "  --env-allow LIST      environment names (or PREFIX_*, NAME=raw) tiers keep besides the safe set\n"
+               "  --home-dot-allow LIST dot entries a mounted home keeps visible (default none)\n"
+               "  --home-mounts LIST    bind destinations or sources that are homes too (besides /root, /home/NAME)\n"
                "  --version, --help\n\nCommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
+        if (commands[i].help)
+            fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
 }
 
 static void print_version(void)
@@ -97,7 +102,8 @@ enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_ROOT
  * containerd options, containers.conf) over /etc/agentcage/agentcage.conf. */
 static const char *const tier_flags[] = {"default-tier", "allowed-tiers", "max-memory", "max-cpus", "max-pids",
                                          "max-timeout", "max-workspace", "audit-log", "approvals-dir", "hooks-dir",
-                                         "allowed-hooks", "bind-roots", "userns-range"};
+                                         "allowed-hooks", "bind-roots", "userns-range", "env-allow",
+                                         "home-dot-allow", "home-mounts"};
 #define N_TIER_FLAGS (sizeof(tier_flags) / sizeof(tier_flags[0]))
 
 static int load_tier_settings(struct tier_operator *op, const char **values, ac_error_t *err)
@@ -132,6 +138,9 @@ int main(int argc, char **argv)
         {"allowed-hooks", required_argument, NULL, OPT_TIER_FLAG + 10},
         {"bind-roots", required_argument, NULL, OPT_TIER_FLAG + 11},
         {"userns-range", required_argument, NULL, OPT_TIER_FLAG + 12},
+        {"env-allow", required_argument, NULL, OPT_TIER_FLAG + 13},
+        {"home-dot-allow", required_argument, NULL, OPT_TIER_FLAG + 14},
+        {"home-mounts", required_argument, NULL, OPT_TIER_FLAG + 15},
         {"root", required_argument, NULL, OPT_ROOT},
         {"log", required_argument, NULL, OPT_LOG},
         {"log-format", required_argument, NULL, OPT_LOG_FORMAT},

@@ -97,6 +97,26 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
                    struct oci_spec *config, struct oci_process *process, const struct exec_options *o,
                    struct exec_result *res, ac_error_t *err);
 
+/* Task-scoped credentials (credentials.c): issued by the operator's brokers
+ * at create into *out (the init writes them; credentials_forget wipes the
+ * copy), recorded in the state directory without the secrets; expired at
+ * their ttl (credentials_expire, from the expirer start spawns) and
+ * revoked at delete. */
+struct credential_secret;
+int credentials_issue(const struct global_opts *g, const char *state_dir, const char *id, int tier,
+                      const struct oci_spec *spec, long long timeout_ms, struct credential_secret **out, size_t *n_out,
+                      ac_error_t *err);
+void credentials_forget(struct credential_secret *list, size_t n);
+void credentials_revoke_all(const struct global_opts *g, const char *state_dir, const char *id, const char *why);
+long long credentials_next_expiry(const char *state_dir); /* unix ms of the next one, 0 when none is left */
+int credentials_expire(const struct global_opts *g, const char *state_dir, const char *id, pid_t init_pid,
+                       ac_error_t *err);
+
+/* Writable projects' tool-run files (project_watch.c): noted at create,
+ * compared at delete, each change a "project-file" audit record. */
+int project_watch_start(const char *state_dir, const struct oci_spec *spec, ac_error_t *err);
+void project_watch_finish(const struct global_opts *g, const char *state_dir, const char *id);
+
 int container_load_config(const struct global_opts *g, const char *id, struct oci_spec **spec, ac_error_t *err);
 
 #endif

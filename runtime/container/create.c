@@ -44,6 +44,9 @@ struct create_ctx {
     bool cgroup_made;
     pid_t child;
     int userns_slice; /* the tier's claim on a slice of host ids, -1: none */
+    uid_t root_uid;   /* the container's root as the host knows it */
+    gid_t root_gid;
+    bool credentials_issued;
 };
 
 static void rollback(struct create_ctx *c)
@@ -57,6 +60,8 @@ static void rollback(struct create_ctx *c)
         ac_warn("rollback: %s", ignore->msg);
         ac_error_free(&ignore);
     }
+    if (c->credentials_issued && c->state_dir)
+        credentials_revoke_all(c->g, c->state_dir, c->id, "create-failed");
     if (c->state_dir_made && state_remove(c->g, c->id, &ignore) < 0) {
         ac_warn("rollback: %s", ignore->msg);
         ac_error_free(&ignore);
@@ -354,6 +359,8 @@ static int tier_user_namespace(struct create_ctx *c, struct oci_spec *spec, stru
     uint32_t root_uid, root_gid;
     if (userns_host_of(uids, n_uids, 0, &root_uid) < 0 || userns_host_of(gids, n_gids, 0, &root_gid) < 0)
         return ac_error(err, 0, "a tier's user namespace must map the container's root (linux.uidMappings)");
+    c->root_uid = root_uid;
+    c->root_gid = root_gid;
     *userns_fd = userns_make(uids, n_uids, gids, n_gids, err);
     if (*userns_fd < 0)
         return ac_error_wrap(err, "tier: the container's user namespace");
@@ -545,6 +552,8 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     cleanup_close int saved_timens = -1;
     cleanup_close int late_userns_fd = -1;
     int *idmap_fds = NULL;
+    struct credential_secret *secrets = NULL;
+    size_t n_secrets = 0;
     struct container_state st = {0};
 
     /* 2. The state directory: its creation claims the id. */
@@ -572,6 +581,9 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             goto out;
         }
     }
+
+    if (tier != TIER_NONE && project_watch_start(c.state_dir, spec, err) < 0)
+        goto out;
 
     /* 3. The cgroup (rootless: by default below our own, delegated one). */
     if (use_cgroup) {
@@ -607,6 +619,15 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     if (tier != TIER_NONE && !g->is_rootless && tier_user_namespace(&c, spec, &plan, &late_userns_fd, err) < 0) {
         audit_refusal(g, id, err);
         goto out;
+    }
+
+    /* 3c. A tier's credentials, from the operator's brokers. */
+    if (tier != TIER_NONE) {
+        c.credentials_issued = true;
+        if (credentials_issue(g, c.state_dir, id, tier, spec, timeout_ms, &secrets, &n_secrets, err) < 0) {
+            audit_refusal(g, id, err);
+            goto out;
+        }
     }
 
     idmap_fds = make_idmap_fds(spec, err);
@@ -687,6 +708,10 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         .rootless = g->is_rootless,
         .late_userns_fd = late_userns_fd,
         .idmap_fds = idmap_fds,
+        .secrets = secrets,
+        .n_secrets = n_secrets,
+        .secrets_uid = c.root_uid,
+        .secrets_gid = c.root_gid,
     };
     memcpy(ic.join_fds, plan.join_fds, sizeof(ic.join_fds));
     bool into_cgroup;
@@ -818,6 +843,7 @@ out:
     free(c.state_dir);
     free(c.cgroup_path);
     close_idmap_fds(idmap_fds, spec->n_mounts);
+    credentials_forget(secrets, n_secrets);
     ns_plan_close(&plan);
     return ret;
 }

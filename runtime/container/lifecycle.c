@@ -67,6 +67,38 @@ static char *watchdog_path(void)
  * returns once the watchdog has exec'd, or with the exec's error: no copy
  * of the runtime, no report pipe. Once we exit, it is reparented like any
  * orphan (to the engine's subreaper, or init). */
+/* A tier's credentials with a ttl: a small process of ours waits for the
+ * next expiry (or the init's exit) and revokes them then
+ * (`agentcage credentials-expire ID`, cli/credentials.c). Only containers
+ * that asked for credentials have one. */
+static int expirer_spawn(const struct global_opts *g, const struct container_state *st, ac_error_t *err)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n < 0)
+        return ac_error(err, errno, "credentials: readlink /proc/self/exe");
+    self[n] = '\0';
+    char *argv[] = {self, "--root", (char *)g->root, "--audit-log", (char *)g->tier.audit_log, "credentials-expire",
+                    st->id, NULL};
+    const char *conf = getenv("AGENTCAGE_CONF");
+    cleanup_free char *conf_env = conf ? xasprintf("AGENTCAGE_CONF=%s", conf) : NULL;
+    char *env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", conf_env, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+    for (int i = 0; i < 3; i++)
+        posix_spawn_file_actions_addopen(&fa, i, "/dev/null", O_RDWR, 0);
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+    posix_spawn_file_actions_addchdir_np(&fa, "/");
+    pid_t pid;
+    int r = posix_spawn(&pid, self, &fa, &attr, argv, env);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    return r ? ac_error(err, r, "credentials: start the expirer") : 0;
+}
+
 static int watchdog_spawn(const struct global_opts *g, struct container_state *st, ac_error_t *err)
 {
     cleanup_free char *path = watchdog_path();
@@ -165,6 +197,11 @@ int container_start(const struct global_opts *g, const char *id, ac_error_t *err
      * workload outruns it. */
     if (st->tier >= 0 && st->timeout_ms > 0) {
         if (watchdog_spawn(g, st, err) < 0 || state_save(g, st, err) < 0)
+            return -1;
+    }
+    if (st->tier >= 0) {
+        cleanup_free char *dir = state_dir_path(g, id);
+        if (credentials_next_expiry(dir) > 0 && expirer_spawn(g, st, err) < 0)
             return -1;
     }
     cleanup_free char *fifo = xasprintf("%s/%s/exec.fifo", g->root, id);
@@ -283,6 +320,11 @@ int container_delete(const struct global_opts *g, const char *id, bool force, ac
     run_hooks_warn(g, st, HOOK_POSTSTOP, STATUS_STOPPED);
     if (st->cgroup_path[0] && cgroup_destroy(st->cgroup_path, err) < 0)
         return -1;
+    if (st->tier != TIER_NONE) {
+        cleanup_free char *dir = state_dir_path(g, id);
+        credentials_revoke_all(g, dir, id, "delete");
+        project_watch_finish(g, dir, id);
+    }
     userns_slice_release(g->root, id, st->userns_slice);
     return state_remove(g, id, err);
 }

@@ -106,6 +106,22 @@ static int apply_personality(const struct oci_spec *spec, ac_error_t *err)
     return 0;
 }
 
+static int write_secrets(const struct init_config *c, ac_error_t *err)
+{
+    /* the folder too is the container root's, and only readable */
+    if (chown("/run/secrets", c->secrets_uid, c->secrets_gid) < 0 || chmod("/run/secrets", 0500) < 0)
+        return ac_error(err, errno, "credentials: `/run/secrets`");
+    for (size_t i = 0; i < c->n_secrets; i++) {
+        cleanup_free char *path = xasprintf("/run/secrets/%s", c->secrets[i].name);
+        cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+        const char *v = c->secrets[i].secret;
+        if (fd < 0 || write_all(fd, v, strlen(v)) < 0 || fchown(fd, c->secrets_uid, c->secrets_gid) < 0)
+            return ac_error(err, errno, "credential %s: write `%s`", c->secrets[i].name, path);
+        explicit_bzero(c->secrets[i].secret, strlen(v));
+    }
+    return 0;
+}
+
 /* Report the error to the runtime and die. */
 __attribute__((noreturn)) static void init_fail(int sync_fd, ac_error_t *err)
 {
@@ -184,6 +200,10 @@ void init_main(const struct init_config *c)
                                 .protect_roots = c->tier != TIER_NONE
                                                      ? spec_annotation(spec, "io.agentcage.protect-roots")
                                                      : NULL,
+                                .home_roots = c->tier != TIER_NONE ? spec_annotation(spec, "io.agentcage.home-roots")
+                                                                   : NULL,
+                                .home_allow = c->tier != TIER_NONE ? spec_annotation(spec, "io.agentcage.home-allow")
+                                                                   : NULL,
                                 .rootfs_idmap_fd = c->late_userns_fd,
                                 .idmap_fds = c->idmap_fds};
     if (rootfs_prepare(spec, &ro, &err) < 0)
@@ -216,6 +236,11 @@ void init_main(const struct init_config *c)
         /* KEYCTL_JOIN_SESSION_KEYRING = 1; ENOSYS/EPERM (no keyrings) is fine */
         syscall(SYS_keyctl, 1, name, 0, 0, 0);
     }
+
+    /* 9b. A tier's credentials: files in the tmpfs the mapping put at
+     * /run/secrets, readable by the container's root alone. */
+    if (c->n_secrets && write_secrets(c, &err) < 0)
+        init_fail(c->sync_fd, &err);
 
     /* 10. A tier's user namespace, joined last: every step above ran as host
      * root in namespaces the host owns, so from here the container's root

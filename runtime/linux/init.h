@@ -10,6 +10,12 @@
 #include "runtime/util/error.h"
 #include "spec/spec.h"
 
+/* A task-scoped credential the init writes as /run/secrets/NAME. */
+struct credential_secret {
+    char name[64];
+    char *secret;
+};
+
 /* Everything the container's init process needs, prepared by the runtime
  * before clone (so the child does no parsing). */
 struct init_config {
@@ -32,6 +38,10 @@ struct init_config {
     bool rootless;           /* no host root: devices bound, unprivileged id maps (rootless.c) */
     int late_userns_fd;      /* a tier's user namespace (userns.c), joined after the setup; -1: none */
     const int *idmap_fds;    /* per mount: the idmap's user namespace (rootfs_options), or NULL */
+    const struct credential_secret *secrets; /* written as /run/secrets/NAME, mode 0400 */
+    size_t n_secrets;
+    uid_t secrets_uid;       /* the container's root as the host knows it: owner of the secrets */
+    gid_t secrets_gid;
 };
 
 /* Runs in the cloned child; never returns. */

@@ -175,3 +175,50 @@ int protect_writable_roots(const char *roots, ac_error_t *err)
     }
     return 0;
 }
+
+/* Hide one dot entry of a home: a folder under an empty tmpfs the
+ * container may use as scratch (gone with it), a file under /dev/null. */
+static int hide_entry(const char *path, char kind, ac_error_t *err)
+{
+    if (kind == 'd') {
+        if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=16m") < 0)
+            return ac_error(err, errno, "protect: hide `%s`", path);
+        return 0;
+    }
+    if (mount("/dev/null", path, NULL, MS_BIND, NULL) < 0)
+        return ac_error(err, errno, "protect: hide `%s`", path);
+    return 0;
+}
+
+int hide_home_dot_entries(const char *roots, const char *allow, ac_error_t *err)
+{
+    cleanup_free char *copy = xstrdup(roots);
+    char *save = NULL;
+    for (char *root = strtok_r(copy, ":", &save); root; root = strtok_r(NULL, ":", &save)) {
+        if (kind_of(root) != 'd')
+            continue;
+        DIR *d = opendir(root);
+        if (d == NULL)
+            return ac_error(err, errno, "protect: open `%s`", root);
+        int ret = 0;
+        size_t n = 0;
+        for (struct dirent *de; ret == 0 && (de = readdir(d)) != NULL;) {
+            if (de->d_name[0] != '.' || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                list_has(allow, ':', de->d_name))
+                continue;
+            cleanup_free char *p = xasprintf("%s/%s", root, de->d_name);
+            char kind = kind_of(p);
+            if (kind == 0)
+                continue; /* a symlink: leads nowhere the container could not see anyway */
+            if (++n > MAX_TOP_ENTRIES)
+                ret = ac_error(err, 0, "protect: `%s` has more than %d dot entries; mount a smaller folder", root,
+                               MAX_TOP_ENTRIES);
+            else
+                ret = hide_entry(p, kind, err);
+        }
+        closedir(d);
+        if (ret < 0)
+            return -1;
+    }
+    return 0;
+}

@@ -8,5 +8,10 @@
 /* roots: the io.agentcage.protect-roots annotation, colon-separated container
  * paths, each "DEST" or "DEST=home". Runs after pivot_root. */
 int protect_writable_roots(const char *roots, ac_error_t *err);
+/* roots: io.agentcage.home-roots; every dot entry at the top of each is
+ * hidden (a folder under an empty tmpfs, a file under /dev/null) but those
+ * in allow (io.agentcage.home-allow, colon-separated). After pivot_root,
+ * before protect_writable_roots. */
+int hide_home_dot_entries(const char *roots, const char *allow, ac_error_t *err);
 
 #endif

@@ -37,6 +37,7 @@ struct rootfs_ctx {
     const struct oci_spec *spec;
     const struct rootfs_options *opts;
     int rootfd;         /* the rootfs (after its self bind mount) */
+    int raw_rootfd;     /* the rootfs under an idmapped bind, or -1: where host root makes mount points */
     const char *label;  /* linux.mountLabel when SELinux is on, else NULL */
 };
 
@@ -194,10 +195,27 @@ static int idmap_userns_fd(const struct oci_mount *m, size_t i, ac_error_t *err)
     return fd;
 }
 
+/* An idmapped rootfs has no id for host root: a mount point it must make
+ * there (EOVERFLOW) is made in the rootfs below the idmapped bind instead,
+ * the same directory on the same disk, and opened again above it. */
+static int mkdir_in_root(struct rootfs_ctx *ctx, const char *path, ac_error_t *err)
+{
+    int fd = safe_mkdir_p_at(ctx->rootfd, path, 0755, err);
+    if (fd >= 0 || ctx->raw_rootfd < 0 || errno != EOVERFLOW)
+        return fd;
+    ac_error_free(err);
+    int raw = safe_mkdir_p_at(ctx->raw_rootfd, path, 0755, err);
+    if (raw < 0)
+        return -1;
+    close(raw);
+    return safe_openat(ctx->rootfd, path, O_PATH | O_DIRECTORY, 0, err);
+}
+
 /* Open (creating if missing) the destination of a bind of a non-directory:
  * an empty regular file, created inside the rootfs. */
-static int open_file_destination(int rootfd, const char *dest, ac_error_t *err)
+static int open_file_destination(struct rootfs_ctx *ctx, const char *dest, ac_error_t *err)
 {
+    int rootfd = ctx->rootfd;
     int fd = safe_openat(rootfd, dest, O_PATH, 0, NULL);
     if (fd >= 0 || errno != ENOENT) {
         if (fd < 0)
@@ -207,10 +225,16 @@ static int open_file_destination(int rootfd, const char *dest, ac_error_t *err)
     cleanup_free char *parent = NULL;
     cleanup_free char *base = NULL;
     split_path(dest, &parent, &base);
-    cleanup_close int parentfd = safe_mkdir_p_at(rootfd, parent, 0755, err);
+    cleanup_close int parentfd = mkdir_in_root(ctx, parent, err);
     if (parentfd < 0)
         return -1;
     int cfd = openat(parentfd, base, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (cfd < 0 && errno == EOVERFLOW && ctx->raw_rootfd >= 0) {
+        cleanup_close int rawparent = safe_openat(ctx->raw_rootfd, parent, O_PATH | O_DIRECTORY, 0, err);
+        if (rawparent < 0)
+            return -1;
+        cfd = openat(rawparent, base, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+    }
     if (cfd < 0 && errno != EEXIST)
         return ac_error(err, errno, "create `%s` in the container rootfs", dest);
     if (cfd >= 0)
@@ -289,8 +313,8 @@ static int mount_bind(struct rootfs_ctx *ctx, const struct oci_mount *m, size_t 
     } else if (m->source == NULL || stat(m->source, &st) < 0) {
         return ac_error(err, m->source ? errno : ENOENT, "mounts[%zu].source `%s`", i, m->source ? m->source : "");
     }
-    cleanup_close int destfd = S_ISDIR(st.st_mode) ? safe_mkdir_p_at(ctx->rootfd, m->destination, 0755, err)
-                                                   : open_file_destination(ctx->rootfd, m->destination, err);
+    cleanup_close int destfd = S_ISDIR(st.st_mode) ? mkdir_in_root(ctx, m->destination, err)
+                                                   : open_file_destination(ctx, m->destination, err);
     if (destfd < 0)
         return ac_error_wrap(err, "mounts[%zu]", i);
 
@@ -552,7 +576,7 @@ static int mount_one(struct rootfs_ctx *ctx, const struct oci_mount *m, size_t i
         return ac_error(err, EOPNOTSUPP, "mounts[%zu] (`%s`): idmap is only supported on bind mounts", i,
                         m->destination);
 
-    cleanup_close int destfd = safe_mkdir_p_at(ctx->rootfd, m->destination, 0755, err);
+    cleanup_close int destfd = mkdir_in_root(ctx, m->destination, err);
     if (destfd < 0)
         return ac_error_wrap(err, "mounts[%zu]", i);
     if (str_eq(m->type, "cgroup"))
@@ -628,7 +652,7 @@ static int create_device(struct rootfs_ctx *ctx, const char *path, char type, in
     split_path(path, &parent, &base);
     if (strcmp(base, "..") == 0 || strcmp(base, ".") == 0 || *base == '\0')
         return ac_error(err, 0, "device path `%s` is invalid", path);
-    cleanup_close int parentfd = safe_mkdir_p_at(ctx->rootfd, parent, 0755, err);
+    cleanup_close int parentfd = mkdir_in_root(ctx, parent, err);
     if (parentfd < 0)
         return -1;
     if (ctx->opts->in_user_ns)
@@ -678,7 +702,7 @@ static int setup_dev(struct rootfs_ctx *ctx, ac_error_t *err)
     if (r < 0)
         return -1;
 
-    cleanup_close int devfd = safe_mkdir_p_at(ctx->rootfd, "/dev", 0755, err);
+    cleanup_close int devfd = mkdir_in_root(ctx, "/dev", err);
     if (devfd < 0)
         return -1;
     const char *links[][2] = {
@@ -741,7 +765,9 @@ int rootfs_prepare(const struct oci_spec *spec, const struct rootfs_options *opt
      * container's own (a filesystem that cannot be idmapped is bound as it
      * is: its files then show as the overflow id, readable by their mode). */
     bool bound = false;
+    cleanup_close int raw_rootfd = -1;
     if (opts->rootfs_idmap_fd >= 0) {
+        raw_rootfd = open(opts->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
         cleanup_close int dest = open(opts->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
         ac_error_t e = NULL;
         cleanup_close int mnt = dest < 0 ? -1 : bind_onto(opts->rootfs, dest, true, opts->rootfs_idmap_fd, true, &e);
@@ -754,7 +780,8 @@ int rootfs_prepare(const struct oci_spec *spec, const struct rootfs_options *opt
     if (!bound && mount(opts->rootfs, opts->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
         return ac_error(err, errno, "bind mount rootfs `%s` onto itself", opts->rootfs);
 
-    struct rootfs_ctx ctx = { .spec = spec, .opts = opts, .label = selinux_mount_label(spec) };
+    struct rootfs_ctx ctx = { .spec = spec, .opts = opts, .label = selinux_mount_label(spec),
+                              .raw_rootfd = bound ? raw_rootfd : -1 };
     cleanup_close int rootfd = open(opts->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0)
         return ac_error(err, errno, "open rootfs `%s`", opts->rootfs);
@@ -866,6 +893,8 @@ int rootfs_finalize(const struct oci_spec *spec, const struct rootfs_options *op
     const struct oci_linux *lx = spec->linux;
     const char *label = selinux_mount_label(spec);
     /* before the masks and read-only paths, which then sit on top */
+    if (opts->home_roots && hide_home_dot_entries(opts->home_roots, opts->home_allow, err) < 0)
+        return -1;
     if (opts->protect_roots && protect_writable_roots(opts->protect_roots, err) < 0)
         return -1;
     for (size_t i = 0; lx && i < lx->n_readonly_paths; i++)

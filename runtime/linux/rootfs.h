@@ -16,6 +16,8 @@ struct rootfs_options {
     bool rootless;        /* also: /sys may need a read-only bind instead of sysfs */
     bool nofollow_bind_sources; /* tiers: refuse a bind source with a symlink in any component */
     const char *protect_roots;  /* tiers: io.agentcage.protect-roots (see protect.h), or NULL */
+    const char *home_roots;     /* tiers: io.agentcage.home-roots, or NULL */
+    const char *home_allow;     /* tiers: io.agentcage.home-allow */
     int rootfs_idmap_fd;        /* a user namespace to idmap the rootfs with, or -1 */
     const int *idmap_fds;       /* per mount: its idmap's user namespace, made before the clone, or -1; or NULL */
 };

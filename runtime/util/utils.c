@@ -120,3 +120,16 @@ unsigned long long process_start_time(pid_t pid)
     }
     return p ? strtoull(p, NULL, 10) : 0;
 }
+
+bool list_has(const char *list, char sep, const char *item)
+{
+    size_t n = strlen(item);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, sep);
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, item, n) == 0)
+            return true;
+        p += len + (end != NULL);
+    }
+    return false;
+}
