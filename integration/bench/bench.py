@@ -107,8 +107,11 @@ class Bench:
                     "--approvals-dir", self.approvals]
         return [self.binaries[rt], "--root", self.state_roots[rt]]
 
-    def approve(self, cid):
-        subprocess.run([self.binaries["agentcage"], "approve", cid, "--for", "60m", "--dir", self.approvals],
+    def approve(self, cid, bundle):
+        # a grant is for one create of one config (its digest): made from the
+        # bundle with the same operator flags the run uses
+        subprocess.run([self.binaries["agentcage"], "--default-tier", "3", "--approvals-dir", self.approvals,
+                        "approve", cid, "--for", "60m", "--bundle", bundle],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def make_bundles(self, prefix, n, args, seccomp=None):
@@ -127,7 +130,7 @@ class Bench:
             with open(os.path.join(d, "config.json"), "w") as f:
                 json.dump(c, f)
             if prefix[len(self.tag):].startswith("t3"):
-                self.approve(cid)
+                self.approve(cid, d)
         return os.path.join(self.bundles, prefix + "-%i"), prefix + "-%i"
 
     def drop_bundles(self, prefix, n):
