@@ -90,7 +90,7 @@ sc_x_tty() {
     out="$(printf 'tty\necho in-$((40+2))\nexit 7\n' | case "$ENGINE" in
         docker) "$PYTHON3" "$ENG_DIR/ptyrun.py" 30 "$DOCKER_BIN" -H "unix://$E/docker/docker.sock" run --rm -it --network none --runtime "$RT" "$IMAGE" sh ;;
         podman) CONTAINERS_CONF="$E/podman/containers.conf" CONTAINERS_STORAGE_CONF="$E/podman/storage.conf" "$PYTHON3" "$ENG_DIR/ptyrun.py" 30 \
-            podman --root "$E/podman/graph" --runroot "$E/podman/run" --cgroup-manager cgroupfs --tmpdir "$E/podman/tmp" \
+            nsenter -F --net="$ENG_NETNS_PATH" podman --root "$E/podman/graph" --runroot "$E/podman/run" --cgroup-manager cgroupfs --tmpdir "$E/podman/tmp" \
             --events-backend file --runtime "$RT" run --rm -it --network none --cgroup-parent "$CG_PODMAN" "$IMAGE" sh ;;
     esac)"; rc=$?
     want it_rc 7 "$rc"
@@ -100,7 +100,7 @@ sc_x_tty() {
     out="$(printf '' | case "$ENGINE" in
         docker) "$PYTHON3" "$ENG_DIR/ptyrun.py" 30 "$DOCKER_BIN" -H "unix://$E/docker/docker.sock" run --rm -t --network none --runtime "$RT" "$IMAGE" sh -c 'test -t 0 && test -t 1 && echo both-tty' ;;
         podman) CONTAINERS_CONF="$E/podman/containers.conf" CONTAINERS_STORAGE_CONF="$E/podman/storage.conf" "$PYTHON3" "$ENG_DIR/ptyrun.py" 30 \
-            podman --root "$E/podman/graph" --runroot "$E/podman/run" --cgroup-manager cgroupfs --tmpdir "$E/podman/tmp" \
+            nsenter -F --net="$ENG_NETNS_PATH" podman --root "$E/podman/graph" --runroot "$E/podman/run" --cgroup-manager cgroupfs --tmpdir "$E/podman/tmp" \
             --events-backend file --runtime "$RT" run --rm -t --network none --cgroup-parent "$CG_PODMAN" "$IMAGE" sh -c 'test -t 0 && test -t 1 && echo both-tty' ;;
     esac)"
     want t_only both-tty "$(echo "$out" | tr -d '\r' | grep -x both-tty)"
@@ -202,7 +202,8 @@ sc_x_limits() {
 
 sc_x_network() {
     want none_ifaces lo "$(XRUN --rm "$IMAGE" sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "' 2>&1)"
-    local host_n; host_n="$(ls /sys/class/net | wc -l)"
+    # "host": the engines' network namespace (see common.sh)
+    local host_n; host_n="$(IN_NS ip -o link | wc -l)"
     local n
     case "$ENGINE" in
         docker) n="$(D run --rm --runtime "$RT" --network host "$IMAGE" sh -c 'ls /sys/class/net | wc -l' 2>&1)" ;;
@@ -378,7 +379,7 @@ sc_ctr_network() {
     local id; id="$(CN net)"; crm "$id"
     want none_ifaces lo "$(CRUN "$id" --rm "$CTR_IMAGE" "$id" sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "' 2>&1)"
     crm "$id"
-    want host_ifaces "$(ls /sys/class/net | wc -l)" "$(CRUN "$id" --rm --net-host "$CTR_IMAGE" "$id" sh -c 'ls /sys/class/net | wc -l' 2>&1)"
+    want host_ifaces "$(IN_NS ip -o link | wc -l)" "$(CRUN "$id" --rm --net-host "$CTR_IMAGE" "$id" sh -c 'ls /sys/class/net | wc -l' 2>&1)"
     crm "$id"
 }
 
@@ -400,5 +401,8 @@ SCEN_ctr="exit_codes detached_exec tty kill_pause limits_metrics network tier_an
 scenario_fn() {
     if declare -F "sc_$1_$2" > /dev/null; then echo "sc_$1_$2"; else echo "sc_x_$2"; fi
 }
-# agentcage_only ENGINE NAME: scenarios without a runc counterpart
-agentcage_only() { [ "$2" == tier_runtime ]; }
+source "$ENG_DIR/scenarios_net.sh"
+
+# agentcage_only ENGINE NAME: scenarios without a runc counterpart (they
+# check their runc baseline themselves)
+agentcage_only() { [ "$2" == tier_runtime ] || [[ "$NET_SCENARIOS" == *" $2 "* ]]; }

@@ -19,6 +19,10 @@ command -v containerd-shim-runc-v2 > /dev/null || need+=(containerd)
 [ -x /usr/bin/docker ] || need+=(docker.io)
 command -v script > /dev/null || need+=(bsdutils)
 command -v jq > /dev/null || need+=(jq)
+command -v iptables > /dev/null || need+=(iptables)
+[ -x /usr/lib/cni/bridge ] || need+=(containernetworking-plugins)
+/usr/bin/python3 -c 'import grpc' 2> /dev/null || need+=(python3-grpcio)
+/usr/bin/python3 -c 'import grpc_tools' 2> /dev/null || need+=(python3-grpc-tools)
 if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -28,32 +32,72 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # ---------------------------------------------------------------- image
-# One uncompressed layer of the integration rootfs (busybox-static + probe),
-# as a docker-archive that docker load, podman load and ctr import all take.
-rootfs="$("$REPO_DIR/integration/rootfs.sh")"
-if [ ! -s "$IMAGE_TAR" ] || [ "$rootfs.stamp" -nt "$IMAGE_TAR" ] || [ "$CACHE/rootfs.stamp" -nt "$IMAGE_TAR" ]; then
-    log "building $IMAGE_TAR"
-    tmp="$CACHE/engines-image.tmp.$$"
+# image_tar TAR TAG CONFIG-JSON: a docker-archive of the rootfs layer with
+# the given image config (Env, Cmd, Entrypoint ...)
+image_tar() {
+    local out="$1" tag="$2" conf="$3" tmp="$CACHE/engines-image.tmp.$$"
     rm -rf "$tmp"
     mkdir -p "$tmp/layer"
     tar --numeric-owner --sort=name --mtime=@0 -C "$rootfs" -cf "$tmp/layer/layer.tar" .
     diff_id="sha256:$(sha256sum "$tmp/layer/layer.tar" | cut -d' ' -f1)"
-    jq -n -c --arg d "$diff_id" '{
+    jq -n -c --arg d "$diff_id" --argjson conf "$conf" '{
         architecture: "amd64", os: "linux", created: "1970-01-01T00:00:00Z",
-        config: {Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"], Cmd: ["/bin/sh"], WorkingDir: "/"},
+        config: $conf,
         rootfs: {type: "layers", diff_ids: [$d]},
         history: [{created: "1970-01-01T00:00:00Z", created_by: "integration/engines/setup.sh"}]
     }' > "$tmp/config.json"
     cfg="$(sha256sum "$tmp/config.json" | cut -d' ' -f1)"
     mv "$tmp/config.json" "$tmp/$cfg.json"
-    jq -n -c --arg c "$cfg.json" --arg t "$IMAGE" '[{Config: $c, RepoTags: [$t], Layers: ["layer/layer.tar"]}]' > "$tmp/manifest.json"
-    tar --numeric-owner -C "$tmp" -cf "$IMAGE_TAR.tmp" manifest.json "$cfg.json" layer
-    mv "$IMAGE_TAR.tmp" "$IMAGE_TAR"
+    jq -n -c --arg c "$cfg.json" --arg t "$tag" '[{Config: $c, RepoTags: [$t], Layers: ["layer/layer.tar"]}]' > "$tmp/manifest.json"
+    tar --numeric-owner -C "$tmp" -cf "$out.tmp" manifest.json "$cfg.json" layer
+    mv "$out.tmp" "$out"
     rm -rf "$tmp"
+}
+# One uncompressed layer of the integration rootfs (busybox-static + probe),
+# as a docker-archive that docker load, podman load and ctr import all take.
+rootfs="$("$REPO_DIR/integration/rootfs.sh")"
+env_path='["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]'
+if [ ! -s "$IMAGE_TAR" ] || [ "$rootfs.stamp" -nt "$IMAGE_TAR" ] || [ "$CACHE/rootfs.stamp" -nt "$IMAGE_TAR" ]; then
+    log "building $IMAGE_TAR"
+    image_tar "$IMAGE_TAR" "$IMAGE" "{\"Env\": $env_path, \"Cmd\": [\"/bin/sh\"], \"WorkingDir\": \"/\"}"
+fi
+# the CRI plugin's sandbox ("pause") image: the same layer, sleeping
+if [ ! -s "$PAUSE_TAR" ] || [ "$IMAGE_TAR" -nt "$PAUSE_TAR" ]; then
+    log "building $PAUSE_TAR"
+    image_tar "$PAUSE_TAR" "$PAUSE_IMAGE" "{\"Env\": $env_path, \"Entrypoint\": [\"/bin/sleep\", \"2147483647\"], \"WorkingDir\": \"/\"}"
 fi
 
+# ---------------------------------------------------------------- network namespace
+mkdir -p "$E"/{pids,bin,docker,containerd,podman/{graph,run,tmp,net},ctr-root,cni/{net.d,ipam}}
+# the engines' own network, with loopback up and the dummy "outside" address
+if [ ! -e "$ENG_NETNS_PATH" ]; then
+    log "creating network namespace $ENG_NETNS"
+    ip netns add "$ENG_NETNS"
+    echo yes > "$E/netns-made"
+fi
+ip -n "$ENG_NETNS" link set lo up
+# (on lo: this kernel has no dummy interfaces; not a 127/8 address, so the
+# egress proxy treats it as any outside host)
+ip -n "$ENG_NETNS" addr show dev lo | grep -qF " $EXT_IP/32 " || ip -n "$ENG_NETNS" addr add "$EXT_IP/32" dev lo
+# CNI keeps its result cache in /var/lib/cni (no option for it in Podman 4.3
+# or the CRI plugin): removed at teardown if we made it, else our entries only
+[ -e "$E/var-lib-cni-preexisted" ] || { [ -d /var/lib/cni ] && echo yes || echo no; } > "$E/var-lib-cni-preexisted"
+# cni_bridge NAME BRIDGE SUBNET: a conflist for the standard bridge plugin,
+# its address leases kept under $E/cni/ipam
+cni_bridge() {
+    jq -n --arg name "$1" --arg br "$2" --arg subnet "$3" --arg ipam "$E/cni/ipam/$1" '{
+        cniVersion: "0.4.0", name: $name,
+        plugins: [
+            {type: "bridge", bridge: $br, isGateway: true, ipMasq: true, hairpinMode: true,
+             ipam: {type: "host-local", dataDir: $ipam, routes: [{dst: "0.0.0.0/0"}], ranges: [[{subnet: $subnet}]]}},
+            {type: "portmap", capabilities: {portMappings: true}},
+            {type: "firewall"}
+        ]}'
+}
+cni_bridge "$PODMAN_NET" ac-podman0 10.89.0.0/24 > "$E/podman/net/$PODMAN_NET.conflist"
+cni_bridge "$CRI_NET" ac-cri0 10.90.0.0/24 > "$E/cni/net.d/10-$CRI_NET.conflist"
+
 # ---------------------------------------------------------------- configs
-mkdir -p "$E"/{pids,bin,docker,containerd,podman/{graph,run,tmp,net},ctr-root}
 [ -x "$AGENTCAGE_SRC" ] || { echo "setup.sh: $AGENTCAGE_SRC is not built" >&2; exit 1; }
 # a snapshot of the binary (kept while the daemons run: they know its path)
 # with its helpers (agentcage-watchdog, ...), which it finds next to itself
@@ -90,9 +134,13 @@ state = "$E/containerd/state"
   address = ""
 [plugins."io.containerd.grpc.v1.cri"]
   disable_cgroup = false
+  sandbox_image = "$PAUSE_IMAGE"
+  # this host's root lacks CAP_SYS_RESOURCE (runc fails the same way without it)
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$E/cni/bin"
+    bin_dir = "/usr/lib/cni"
     conf_dir = "$E/cni/net.d"
+    max_conf_num = 1
 EOF
 # the snippet's tables go into the same file (an import would replace the CRI table above)
 grep -v '^version' "$E/containerd/agentcage.toml" >> "$E/containerd/config.toml"
@@ -108,11 +156,12 @@ cat > "$E/podman/containers.conf" << EOF
 [containers]
 # no CAP_SYS_RESOURCE here: do not try to raise the limits beyond ours
 default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
-netns = "none"
 log_driver = "k8s-file"
 
 [network]
 network_config_dir = "$E/podman/net"
+default_network = "$PODMAN_NET"
+cni_plugin_dirs = ["/usr/lib/cni"]
 
 [engine]
 cgroup_manager = "cgroupfs"
@@ -136,13 +185,31 @@ EOF
 } > "$E/podman/containers.conf.new"
 mv "$E/podman/containers.conf.new" "$E/podman/containers.conf"
 
+# agentcage's operator settings for every engine's runtime calls (the
+# daemons and podman pass AGENTCAGE_CONF on): the audit trail and approvals
+# stay in $E
+mkdir -p "$E/approvals" && chmod 700 "$E/approvals"
+printf 'audit-log = %s\napprovals-dir = %s\n' "$E/audit.jsonl" "$E/approvals" > "$E/agentcage.conf"
+export AGENTCAGE_CONF="$E/agentcage.conf"
+
 # ---------------------------------------------------------------- daemons
 # alive PIDFILE: true when the recorded process still runs
 alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2> /dev/null; }
 
+# the "outside world" of the network scenarios: HTTP on EXT_IP:8080 (the
+# host a tier-2 container may reach) and EXT_IP:8081 (one it may not)
+for port in 8080 8081; do
+    alive "$E/pids/www-$port.pid" && continue
+    mkdir -p "$E/www/$port"
+    echo "outside-$port" > "$E/www/$port/index.html"
+    nsenter -F --net="$ENG_NETNS_PATH" /usr/bin/python3 -m http.server --bind "$EXT_IP" --directory "$E/www/$port" "$port" \
+        < /dev/null > "$E/www/$port.log" 2>&1 &
+    echo $! > "$E/pids/www-$port.pid"
+done
+
 if ! alive "$E/pids/containerd.pid"; then
     log "starting containerd"
-    containerd --config "$E/containerd/config.toml" --log-level warn \
+    nsenter -F --net="$ENG_NETNS_PATH" containerd --config "$E/containerd/config.toml" --log-level warn \
         < /dev/null > "$E/containerd/containerd.log" 2>&1 &
     echo $! > "$E/pids/containerd.pid"
 fi
@@ -154,11 +221,11 @@ C version > /dev/null 2>&1 || { echo "setup.sh: containerd did not come up: $(ta
 
 if ! alive "$E/pids/dockerd.pid"; then
     log "starting dockerd"
-    # no iptables/bridge: the host network stays as it is (containers use --network none or host)
-    dockerd --config-file "$E/docker/daemon.json" --data-root "$E/docker/data" --exec-root "$E/docker/exec" \
+    # its default networking (docker0, NAT, docker-proxy for -p), all inside $ENG_NETNS
+    nsenter -F --net="$ENG_NETNS_PATH" dockerd --config-file "$E/docker/daemon.json" --data-root "$E/docker/data" --exec-root "$E/docker/exec" \
         --pidfile "$E/docker/dockerd.pidfile" -H "unix://$E/docker/docker.sock" \
         --containerd "$E/containerd/containerd.sock" --containerd-namespace moby \
-        --iptables=false --ip-forward=false --ip-masq=false --bridge=none --storage-driver vfs \
+        --storage-driver vfs \
         --cgroup-parent "$CG_DOCKER" --exec-opt native.cgroupdriver=cgroupfs --log-level warn \
         < /dev/null > "$E/docker/dockerd.log" 2>&1 &
     echo $! > "$E/pids/dockerd.pid"
@@ -174,4 +241,8 @@ D image inspect "$IMAGE" > /dev/null 2>&1 || D load -q -i "$IMAGE_TAR" > /dev/nu
 P image exists "$IMAGE" 2> /dev/null || P load -q -i "$IMAGE_TAR" > /dev/null 2>&1
 C image ls -q | grep -qxF "$CTR_IMAGE" || C image import "$IMAGE_TAR" > /dev/null
 C image ls -q | grep -qxF "$CTR_IMAGE" || { echo "setup.sh: ctr import did not create $CTR_IMAGE" >&2; exit 1; }
+# the CRI plugin's images (its namespace k8s.io): the test image and the sandbox's
+for t in "$IMAGE_TAR" "$PAUSE_TAR"; do
+    ctr --address "$E/containerd/containerd.sock" -n k8s.io image import "$t" > /dev/null
+done
 log "engines ready in $E"

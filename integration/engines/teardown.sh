@@ -15,9 +15,13 @@ if alive "$E/pids/dockerd.pid"; then
     [ -z "$ids" ] || timeout 60 "$DOCKER_BIN" -H "unix://$E/docker/docker.sock" rm -f $ids > /dev/null 2>&1
 fi
 if [ -e "$E/podman/containers.conf" ]; then
-    timeout 60 bash -c "$(declare -f P); E='$E'; P rm -af -t 0" > /dev/null 2>&1
+    timeout 60 bash -c "$(declare -f P); E='$E'; ENG_NETNS_PATH='$ENG_NETNS_PATH'; P pod rm -af -t 0; P rm -af -t 0" > /dev/null 2>&1
 fi
 if alive "$E/pids/containerd.pid"; then
+    # pods through the CRI first: it tears down their CNI network and netns
+    [ -S "$E/containerd/containerd.sock" ] && [ -d "$E/cri" ] &&
+        timeout 60 /usr/bin/python3 "$REPO_DIR/integration/kubernetes/cri.py" --gen "$E/cri" \
+            --socket "$E/containerd/containerd.sock" cleanup > /dev/null 2>&1
     for ns in "$CTR_NS" k8s.io; do
         for t in $(ctr --address "$E/containerd/containerd.sock" -n "$ns" task ls -q 2> /dev/null); do
             ctr --address "$E/containerd/containerd.sock" -n "$ns" task kill -s SIGKILL "$t" > /dev/null 2>&1
@@ -51,6 +55,8 @@ stop_pid() { # PIDFILE
 }
 stop_pid "$E/pids/dockerd.pid"
 stop_pid "$E/pids/containerd.pid"
+stop_pid "$E/pids/www-8080.pid"
+stop_pid "$E/pids/www-8081.pid"
 
 # ---- shims and conmons left behind (their command line names our dir)
 for p in $(ls /proc | grep -E '^[0-9]+$'); do
@@ -66,7 +72,7 @@ for ((i = 0; i < 3; i++)); do
         umount "$m" 2> /dev/null || umount -l "$m" 2> /dev/null
     done
 done
-parents=("$CG_DOCKER" "$CG_PODMAN" "$CG_CTR")
+parents=("$CG_DOCKER" "$CG_PODMAN" "$CG_CTR" "$CG_CRI")
 [ "$(cat "$E/libpod-parent-preexisted" 2> /dev/null)" == no ] && parents+=(/libpod_parent)
 rmdir_tree() {
     local d="$1" sub
@@ -96,12 +102,23 @@ for ((i = 0; i < 30; i++)); do
     done
     [ $left == 0 ] && break
 done
-[ $left == 0 ] || echo "teardown.sh: cgroups left: $(ls -d /sys/fs/cgroup/*{$CG_DOCKER,$CG_PODMAN,$CG_CTR} 2> /dev/null | tr '\n' ' ')" >&2
+[ $left == 0 ] || echo "teardown.sh: cgroups left: $(ls -d /sys/fs/cgroup/*{$CG_DOCKER,$CG_PODMAN,$CG_CTR,$CG_CRI} 2> /dev/null | tr '\n' ' ')" >&2
 
 # containerd 1.6 shims keep their sockets in /run/containerd/s; remove the dir only if we made it
 if [ "$(cat "$E/run-containerd-preexisted" 2> /dev/null)" == no ] && [ -d /run/containerd ]; then
     # only our containerd and its shims used it (sockets of killed shims stay behind)
     rm -rf /run/containerd
+fi
+
+# the engines' network namespace (its bridges, NAT rules and veths go with it)
+if [ "$(cat "$E/netns-made" 2> /dev/null)" == yes ] && [ -e "$ENG_NETNS_PATH" ]; then
+    ip netns del "$ENG_NETNS" 2> /dev/null || { umount "$ENG_NETNS_PATH" 2> /dev/null; rm -f "$ENG_NETNS_PATH"; }
+fi
+# CNI's result cache: all of it if we made /var/lib/cni, else our networks' entries
+if [ "$(cat "$E/var-lib-cni-preexisted" 2> /dev/null)" == no ]; then
+    rm -rf /var/lib/cni
+elif [ -d /var/lib/cni ]; then
+    rm -rf /var/lib/cni/results/"$PODMAN_NET"-* /var/lib/cni/results/"$CRI_NET"-*
 fi
 
 if grep -qF " $E/" /proc/self/mountinfo; then
