@@ -107,6 +107,20 @@ static void remove_hooks_running(yajl_val list, const char *path)
     }
 }
 
+const char *const policy_proxy_env[] = {
+    "HTTP_PROXY=" EGRESS_PROXY_URL, "HTTPS_PROXY=" EGRESS_PROXY_URL, "http_proxy=" EGRESS_PROXY_URL,
+    "https_proxy=" EGRESS_PROXY_URL, "NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1", NULL,
+};
+
+bool policy_proxy_env_name(const char *entry)
+{
+    size_t n = strcspn(entry, "=");
+    for (size_t i = 0; policy_proxy_env[i]; i++)
+        if (strncmp(policy_proxy_env[i], entry, n) == 0 && policy_proxy_env[i][n] == '=')
+            return true;
+    return false;
+}
+
 /* Replace NAME=... entries of env by NAME=value. */
 static void env_set(yajl_val env, const char *name, const char *value)
 {
@@ -177,15 +191,12 @@ int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const str
     const char *stop_args[] = {egress, "--stop", "--audit-log", log, NULL};
     array_insert(poststop, poststop->u.array.len, hook_node(egress, stop_args));
 
-    if (env) {
-        char proxy[64];
-        snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%d", EGRESS_PROXY_PORT);
-        env_set(env, "HTTP_PROXY", proxy);
-        env_set(env, "HTTPS_PROXY", proxy);
-        env_set(env, "http_proxy", proxy);
-        env_set(env, "https_proxy", proxy);
-        env_set(env, "NO_PROXY", "localhost,127.0.0.1");
-        env_set(env, "no_proxy", "localhost,127.0.0.1");
+    for (size_t i = 0; env && policy_proxy_env[i]; i++) {
+        const char *e = policy_proxy_env[i];
+        size_t n = strcspn(e, "=");
+        char name[32];
+        snprintf(name, sizeof(name), "%.*s", (int)n, e);
+        env_set(env, name, e + n + 1);
     }
     return 0;
 }

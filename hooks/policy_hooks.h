@@ -12,10 +12,19 @@
 #ifndef AGENTCAGE_POLICY_HOOKS_H
 #define AGENTCAGE_POLICY_HOOKS_H
 
+#include <stdbool.h>
+
 #include "runtime/util/error.h"
 #include "tier-annotations/tier.h"
 
 #define EGRESS_PROXY_PORT 3128
+#define EGRESS_PROXY_URL "http://127.0.0.1:3128"
+
+/* The environment a tier-2/3 process gets ("NAME=value", NULL-ended): the
+ * init through process.env, every exec through the runtime. */
+extern const char *const policy_proxy_env[];
+/* Is entry ("NAME=value" or "NAME") one of policy_proxy_env's names? */
+bool policy_proxy_env_name(const char *entry);
 #define APPROVALS_DEFAULT_DIR "/var/lib/agentcage/approvals"
 
 /* Edit config (a parsed config.json object) in place; new nodes are

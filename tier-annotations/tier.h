@@ -101,6 +101,13 @@ int tier_map(yajl_val config, const char *bundle, const struct tier_operator *op
  * "approval")? */
 bool tier_requires_approval(int tier);
 
+/* The tier's environment rules on one "NAME=value" entry (exec's
+ * environment gets the rules process.env got): true when it is kept, that
+ * is its name is a safe one or allowed (the operator's --env-allow, the
+ * container's io.agentcage.env-allow, which may be NULL) and its value does
+ * not look like a credential (unless allowed as NAME=raw). */
+bool tier_env_keeps(const struct tier_operator *op, const char *env_allow, const char *entry);
+
 /* A yajl tree back to JSON text (pretty or compact); malloc'd. For golden
  * tests and `policy show`. */
 char *tier_tree_to_json(yajl_val v, bool pretty);

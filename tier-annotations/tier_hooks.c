@@ -27,6 +27,21 @@ static bool tier_own_hook(const char *hooks_dir, const char *path)
     return false;
 }
 
+/* Docker's hook for its bridge and user-defined networks: a prestart hook
+ * (`/proc/<dockerd>/exe`, argv[0] `libnetwork-setkey`) through which the
+ * container's pid reaches dockerd, which then moves a veth into the
+ * container's network namespace as eth0 with a default route. Without it
+ * dockerd starts the container as before and plumbs nothing: the veth pair
+ * stays in dockerd's namespace until stop, and a later `docker network
+ * connect` plumbs nothing either (docs/engines.md has what was tried). So it
+ * is dropped, never run, whatever its path. */
+static bool docker_setkey_hook(yajl_val hook)
+{
+    yajl_val args = tj_get(hook, "args");
+    return YAJL_IS_ARRAY(args) && args->u.array.len > 0 && YAJL_IS_STRING(args->u.array.values[0]) &&
+           strcmp(args->u.array.values[0]->u.string, "libnetwork-setkey") == 0;
+}
+
 int tier_map_hooks(struct tier_ctx *c, ac_error_t *err)
 {
     yajl_val hooks = tj_get(c->config, "hooks");
@@ -58,19 +73,28 @@ int tier_map_hooks(struct tier_ctx *c, ac_error_t *err)
             ret = tier_reject(c, err, "hooks.%s: expected an array", hook_stages[s]);
             continue;
         }
-        for (size_t i = 0; i < list->u.array.len;) {
+        /* i: in the tree as it shrinks; in: in the input config.json */
+        for (size_t i = 0, in = 0; i < list->u.array.len; in++) {
             const char *path = tj_get_str(list->u.array.values[i], "path");
             if (path && tier_own_hook(hooks_dir, path)) {
                 tj_remove_at(list, i);
                 continue;
             }
+            if (strcmp(hook_stages[s], "prestart") == 0 && docker_setkey_hook(list->u.array.values[i])) {
+                tier_decide(c, "hooks.prestart[%zu] %s libnetwork-setkey: dropped (Docker would move its bridge's "
+                               "veth into the cage; the address and published ports docker inspect shows lead "
+                               "nowhere)",
+                            in, path ? path : "(no path)");
+                tj_remove_at(list, i);
+                continue;
+            }
             if (path && list_has(c->op->allowed_hooks, ':', path))
-                tier_decide(c, "hooks.%s[%zu] %s: kept (the operator's --allowed-hooks)", hook_stages[s], i, path);
+                tier_decide(c, "hooks.%s[%zu] %s: kept (the operator's --allowed-hooks)", hook_stages[s], in, path);
             else
                 ret = tier_refuse(c, err,
                                   "hooks.%s[%zu] %s (a bundle's hook runs on the host; only the tier's own and the "
                                   "operator's --allowed-hooks run at a tier)",
-                                  hook_stages[s], i, path ? path : "without a path");
+                                  hook_stages[s], in, path ? path : "without a path");
             i++;
         }
     }

@@ -146,6 +146,38 @@ static bool value_secret(const struct tier_defs *defs, const char *v)
  * value that looks like a credential goes even under an allowed name,
  * unless the allow entry says NAME=raw. Decision lines name variables,
  * never their values. */
+enum env_verdict { ENV_KEEP, ENV_KEEP_LISTED, ENV_NOT_LISTED, ENV_SECRET_VALUE };
+
+/* One "NAME=value" entry under the tier's rules; shared by the init's
+ * environment (the mapping) and every exec's (the runtime). */
+static enum env_verdict env_verdict(const struct tier_defs *defs, const char *op_allow, const char *allow,
+                                    const char *entry)
+{
+    const char *eq = strchr(entry, '=');
+    cleanup_free char *name = strndup(entry, eq ? (size_t)(eq - entry) : strlen(entry));
+    if (name == NULL)
+        return ENV_NOT_LISTED;
+    bool raw = false;
+    bool listed = env_listed(op_allow, name, &raw) || env_listed(allow, name, &raw);
+    if (!listed && !env_safe(defs, name))
+        return ENV_NOT_LISTED;
+    if (!raw && value_secret(defs, eq ? eq + 1 : ""))
+        return ENV_SECRET_VALUE;
+    return listed ? ENV_KEEP_LISTED : ENV_KEEP;
+}
+
+bool tier_env_keeps(const struct tier_operator *op, const char *env_allow, const char *entry)
+{
+    const struct tier_defs *defs;
+    ac_error_t e = NULL;
+    if (tier_defs_get(&defs, &e) < 0) {
+        ac_error_free(&e);
+        return false; /* fail closed: without the lists nothing passes */
+    }
+    enum env_verdict v = env_verdict(defs, op ? op->env_allow : NULL, env_allow, entry);
+    return v == ENV_KEEP || v == ENV_KEEP_LISTED;
+}
+
 static void map_env(struct tier_ctx *c, yajl_val process)
 {
     yajl_val env = tj_get(process, "env");
@@ -159,17 +191,15 @@ static void map_env(struct tier_ctx *c, yajl_val process)
         }
         const char *eq = strchr(v->u.string, '=');
         cleanup_free char *name = strndup(v->u.string, eq ? (size_t)(eq - v->u.string) : strlen(v->u.string));
-        const char *value = eq ? eq + 1 : "";
-        bool raw = false;
-        bool listed = env_listed(c->op->env_allow, name, &raw) || env_listed(allow, name, &raw);
-        if (!listed && !env_safe(c->defs, name)) {
+        enum env_verdict verdict = env_verdict(c->defs, c->op->env_allow, allow, v->u.string);
+        if (verdict == ENV_NOT_LISTED) {
             list_add(&dropped, name);
             tj_remove_at(env, i);
-        } else if (!raw && value_secret(c->defs, value)) {
+        } else if (verdict == ENV_SECRET_VALUE) {
             list_add(&secret, name);
             tj_remove_at(env, i);
         } else {
-            if (listed)
+            if (verdict == ENV_KEEP_LISTED)
                 list_add(&kept, name);
             i++;
         }

@@ -13,6 +13,7 @@ AGENTCAGE_SRC="${AGENTCAGE_SRC:-$REPO_DIR/agentcage}"
 AGENTCAGE="$E/bin/agentcage"
 RUNC_BIN="${RUNC_BIN:-$(command -v runc || echo /usr/sbin/runc)}"
 CACHE="$REPO_DIR/integration/.cache"
+AC_POLICY="$E.policy"   # agentcage's audit trail and approvals for the engines' containers
 IMAGE_TAR="$CACHE/engines-image.tar"
 IMAGE="agentcage-it:latest"
 CTR_IMAGE="docker.io/library/agentcage-it:latest"

@@ -187,9 +187,10 @@ mv "$E/podman/containers.conf.new" "$E/podman/containers.conf"
 
 # agentcage's operator settings for every engine's runtime calls (the
 # daemons and podman pass AGENTCAGE_CONF on): the audit trail and approvals
-# stay in $E
-mkdir -p "$E/approvals" && chmod 700 "$E/approvals"
-printf 'audit-log = %s\napprovals-dir = %s\n' "$E/audit.jsonl" "$E/approvals" > "$E/agentcage.conf"
+# in $AC_POLICY (not under $E: no tiered container may mount anything in
+# or around them, and the engines' own files live in $E)
+mkdir -p "$AC_POLICY/approvals" && chmod 700 "$AC_POLICY" "$AC_POLICY/approvals"
+printf 'audit-log = %s\napprovals-dir = %s\n' "$AC_POLICY/audit.jsonl" "$AC_POLICY/approvals" > "$E/agentcage.conf"
 export AGENTCAGE_CONF="$E/agentcage.conf"
 
 # ---------------------------------------------------------------- daemons

@@ -126,5 +126,5 @@ if grep -qF " $E/" /proc/self/mountinfo; then
     grep -F " $E/" /proc/self/mountinfo | awk '{print "  " $5}' >&2
     exit 1
 fi
-rm -rf "$E"
+rm -rf "$E" "$AC_POLICY"
 exit 0

@@ -194,7 +194,7 @@ k_timeout() {
 # addressed by namespace_pod_container, then the kubelet's retry runs (once)
 k_tier3() {
     local name="default_t3_app" p c out
-    rm -f "$E/approvals/$name".*
+    rm -f "$AC_POLICY/approvals/$name".*
     pod_json t3 3 "{\"io.agentcage.egress\": \"$EXT_IP:8080\"}"
     p="$(run_pod t3 agentcage)" || { note "RunPodSandbox: $(head -c 300 "$W/t3.err")"; return; }
     ctr_json t3 app 0 -- sleep 300
@@ -208,7 +208,7 @@ k_tier3() {
     c="$(run_ctr t3 "$p" app)" || { note "retry after approval: $(head -c 300 "$W/t3.app.err")"; return; }
     want retry_runs CONTAINER_RUNNING "$(cstate "$c")"
     CRI exec "$c" -- echo audited-exec > /dev/null 2>&1
-    want exec_audited yes "$(grep -F '"exec' "$E/audit.jsonl" 2> /dev/null | grep -q "$c" && echo yes || echo no)"
+    want exec_audited yes "$(grep -F '"exec' "$AC_POLICY/audit.jsonl" 2> /dev/null | grep -q "$c" && echo yes || echo no)"
     CRI stop "$c" 0 > /dev/null 2>&1; CRI rm "$c" > /dev/null 2>&1
     ctr_json t3 app 2 -- sleep 300
     c="$(run_ctr t3 "$p" app)"

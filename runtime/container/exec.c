@@ -28,6 +28,7 @@
 #include "runtime/linux/terminal.h"
 #include "runtime/linux/userns.h"
 #include "runtime/util/utils.h"
+#include "hooks/policy_hooks.h"
 #include "tier-annotations/tier.h"
 
 /* exec into a tiered container gets no capability the container does not
@@ -57,6 +58,37 @@ static int tier_check_exec_process(const struct oci_spec *config, struct oci_pro
     }
     p->no_new_privileges = true;
     return 0;
+}
+
+/* exec gets the environment rules the init got: engines build exec's
+ * process from their own copy of the container's config (docker exec,
+ * podman exec, CRI ExecSync), so the tier's allow-list applies to it and
+ * at tiers 2 and 3 the proxy variables are put in (replacing the caller's)
+ * here, as the mapping did for process.env. */
+static void tier_exec_env(const struct tier_operator *op, const struct oci_spec *config, struct oci_process *p,
+                          int tier, struct oci_spec *arena)
+{
+    const char *allow = spec_annotation(config, "io.agentcage.env-allow");
+    size_t n_proxy = 0;
+    while (tier >= 2 && policy_proxy_env[n_proxy])
+        n_proxy++;
+    char **env = spec_alloc(arena, (p->n_env + n_proxy + 1) * sizeof(char *));
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_env; i++) {
+        if (tier >= 2 && policy_proxy_env_name(p->env[i]))
+            continue;
+        if (!tier_env_keeps(op, allow, p->env[i])) {
+            ac_debug("tier %d: exec: dropped the variable %.*s (the tier's environment rules)", tier,
+                     (int)strcspn(p->env[i], "="), p->env[i]);
+            continue;
+        }
+        env[n++] = p->env[i];
+    }
+    for (size_t i = 0; i < n_proxy; i++)
+        env[n++] = spec_strdup(arena, policy_proxy_env[i]);
+    env[n] = NULL;
+    p->env = env;
+    p->n_env = n;
 }
 
 struct exec_child {
@@ -149,6 +181,9 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
         return -1;
     if (st->userns_late)
         give_stdio_to_container_root(st->pid);
+    /* the process's strings live in its holder; new ones go in config's arena */
+    if (st->tier != TIER_NONE)
+        tier_exec_env(&g->tier, config, process, st->tier, config);
     struct exec_child c = {.process = process,
                            .seccomp = config->linux ? config->linux->seccomp : NULL,
                            .sync_fd = -1,
