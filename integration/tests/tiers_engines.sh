@@ -52,3 +52,28 @@ test_exec_gets_the_tiers_environment() {
     done
     return 0
 }
+
+# a single-file bind mount (a kubelet's /etc/hosts, a user's ~/.bashrc or
+# config file) works at a tier: the protection paths go only beneath folders
+test_single_file_bind_at_a_tier() {
+    mkdir -p "$T/proj/.git/hooks"
+    echo 'alias ll=ls' > "$T/proj/.bashrc"
+    echo 'key=1' > "$T/proj/settings.conf"
+    local t
+    for t in plain 0 1 2; do
+        CID="$(new_id)"; make_bundle "$CID" sh -c 'cat /home/agent/.bashrc; { echo more >> /etc/app/settings.conf && echo wrote; } 2>/dev/null; true'
+        cfg --arg p "$T/proj" '.mounts += [
+            {destination: "/home/agent/.bashrc", type: "bind", source: ($p + "/.bashrc"), options: ["rbind"]},
+            {destination: "/etc/app/settings.conf", type: "bind", source: ($p + "/settings.conf"), options: ["rbind"]}]'
+        [ "$t" == plain ] || cfg --arg t "$t" '.annotations = {"io.agentcage.tier": $t}'
+        OUT="$(trt --bind-roots "$T/proj" run --bundle "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
+        assert_eq "$RC" 0 "tier $t with single-file binds: $OUT"
+        assert_contains "$OUT" "alias ll=ls" "tier $t reads the bound file"
+        if [ "$t" == 0 ]; then
+            assert_not_contains "$OUT" wrote "tier 0 binds are read-only"
+        else
+            assert_contains "$OUT" wrote "tier $t writes its writable file bind"
+        fi
+    done
+    return 0
+}

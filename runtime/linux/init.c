@@ -196,7 +196,7 @@ void init_main(const struct init_config *c)
     /* 5. Mounts, devices (relative sources were made absolute by create). */
     struct rootfs_options ro = {.rootfs = c->rootfs, .no_pivot = c->no_pivot,
                                 .in_user_ns = c->new_userns || c->rootless, .rootless = c->rootless,
-                                .nofollow_bind_sources = c->tier != TIER_NONE,
+                                .nofollow_bind_sources = c->tier != TIER_NONE, .tiered = c->tier != TIER_NONE,
                                 .protect_roots = c->tier != TIER_NONE
                                                      ? spec_annotation(spec, "io.agentcage.protect-roots")
                                                      : NULL,

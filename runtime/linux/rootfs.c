@@ -835,11 +835,16 @@ static int move_into(const char *rootfs, ac_error_t *err)
     return 0;
 }
 
-static int mask_path(int rootfd, const char *path, const char *label, ac_error_t *err)
+/* Nothing there to protect: the path does not exist, or (at a tier, whose
+ * credential and rc paths go under every bind) a component is a file. runc
+ * fails on the latter, which a plain container keeps. */
+static bool nothing_there(int e, bool tiered) { return e == ENOENT || (tiered && e == ENOTDIR); }
+
+static int mask_path(int rootfd, const char *path, const char *label, bool tiered, ac_error_t *err)
 {
     cleanup_close int fd = safe_openat(rootfd, path, O_PATH, 0, NULL);
     if (fd < 0) {
-        if (errno == ENOENT)
+        if (nothing_there(errno, tiered))
             return 0;
         return ac_error(err, errno, "linux.maskedPaths: open `%s`", path);
     }
@@ -859,11 +864,11 @@ static int mask_path(int rootfd, const char *path, const char *label, ac_error_t
     return 0;
 }
 
-static int readonly_path(int rootfd, const char *path, ac_error_t *err)
+static int readonly_path(int rootfd, const char *path, bool tiered, ac_error_t *err)
 {
     cleanup_close int fd = safe_openat(rootfd, path, O_PATH, 0, NULL);
     if (fd < 0) {
-        if (errno == ENOENT)
+        if (nothing_there(errno, tiered))
             return 0;
         return ac_error(err, errno, "linux.readonlyPaths: open `%s`", path);
     }
@@ -898,10 +903,10 @@ int rootfs_finalize(const struct oci_spec *spec, const struct rootfs_options *op
     if (opts->protect_roots && protect_writable_roots(opts->protect_roots, err) < 0)
         return -1;
     for (size_t i = 0; lx && i < lx->n_readonly_paths; i++)
-        if (readonly_path(rootfd, lx->readonly_paths[i], err) < 0)
+        if (readonly_path(rootfd, lx->readonly_paths[i], opts->tiered, err) < 0)
             return -1;
     for (size_t i = 0; lx && i < lx->n_masked_paths; i++)
-        if (mask_path(rootfd, lx->masked_paths[i], label, err) < 0)
+        if (mask_path(rootfd, lx->masked_paths[i], label, opts->tiered, err) < 0)
             return -1;
 
     if (spec->root_readonly && remount_bind("/", MS_RDONLY, 0, true) < 0)

@@ -20,6 +20,8 @@ struct rootfs_options {
     const char *home_allow;     /* tiers: io.agentcage.home-allow */
     int rootfs_idmap_fd;        /* a user namespace to idmap the rootfs with, or -1 */
     const int *idmap_fds;       /* per mount: its idmap's user namespace, made before the clone, or -1; or NULL */
+    bool tiered;                /* a masked or read-only path beneath a file (a tier's protection paths
+                                   under a single-file bind) protects nothing, as one that does not exist */
 };
 
 /* Step 1 (before createContainer hooks): make "/" rslave (or the spec's
