@@ -140,6 +140,18 @@ static void env_set(yajl_val env, const char *name, const char *value)
     array_insert(env, env->u.array.len, node_string(entry));
 }
 
+static int proxy_env_set(yajl_val env)
+{
+    for (size_t i = 0; policy_proxy_env[i]; i++) {
+        const char *e = policy_proxy_env[i];
+        size_t n = strcspn(e, "=");
+        char name[32];
+        snprintf(name, sizeof(name), "%.*s", (int)n, e);
+        env_set(env, name, e + n + 1);
+    }
+    return 0;
+}
+
 char *policy_hooks_default_dir(ac_error_t *err)
 {
     char exe[PATH_MAX];
@@ -191,12 +203,16 @@ int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const str
     const char *stop_args[] = {egress, "--stop", "--audit-log", log, NULL};
     array_insert(poststop, poststop->u.array.len, hook_node(egress, stop_args));
 
-    for (size_t i = 0; env && policy_proxy_env[i]; i++) {
-        const char *e = policy_proxy_env[i];
-        size_t n = strcspn(e, "=");
-        char name[32];
-        snprintf(name, sizeof(name), "%.*s", (int)n, e);
-        env_set(env, name, e + n + 1);
-    }
-    return 0;
+    return env ? proxy_env_set(env) : 0;
+}
+
+int policy_proxy_env_add(yajl_val config, ac_error_t *err)
+{
+    yajl_val process = config && YAJL_IS_OBJECT(config) ? object_get(config, "process") : NULL;
+    if (process == NULL)
+        return 0;
+    yajl_val env = YAJL_IS_OBJECT(process) ? object_child(process, "env", yajl_t_array) : NULL;
+    if (env == NULL)
+        return ac_error(err, 0, "policy hooks: `process.env` is not an array");
+    return proxy_env_set(env);
 }

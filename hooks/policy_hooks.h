@@ -35,6 +35,10 @@ bool policy_proxy_env_name(const char *entry);
 int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const struct tier_operator *op,
                      ac_error_t *err);
 
+/* Only the proxy variables in process.env (tier >= 2 containers that join
+ * their pod's cage, whose sandbox runs the proxy). */
+int policy_proxy_env_add(yajl_val config, ac_error_t *err);
+
 /* The directory of the running executable, malloc'd. */
 char *policy_hooks_default_dir(ac_error_t *err);
 

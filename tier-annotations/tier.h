@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hooks/approvals.h"
 #include "runtime/util/error.h"
 
 typedef struct yajl_val_s *yajl_val;
@@ -100,6 +101,8 @@ int tier_map(yajl_val config, const char *bundle, const struct tier_operator *op
 /* Does this tier need an operator's approval to be created (tiers.json's
  * "approval")? */
 bool tier_requires_approval(int tier);
+/* Does the tier's network have the egress proxy (tiers 2 and 3)? */
+bool tier_has_egress_proxy(int tier);
 
 /* The tier's environment rules on one "NAME=value" entry (exec's
  * environment gets the rules process.env got): true when it is kept, that
@@ -107,6 +110,10 @@ bool tier_requires_approval(int tier);
  * container's io.agentcage.env-allow, which may be NULL) and its value does
  * not look like a credential (unless allowed as NAME=raw). */
 bool tier_env_keeps(const struct tier_operator *op, const char *env_allow, const char *entry);
+
+/* The digest an approval of this effective config (a tree the call may
+ * change) is bound to, "sha256:HEX" into out[APPROVAL_DIGEST_LEN + 1]. */
+void tier_approval_digest(yajl_val effective, char out[APPROVAL_DIGEST_LEN + 1]);
 
 /* A yajl tree back to JSON text (pretty or compact); malloc'd. For golden
  * tests and `policy show`. */

@@ -147,3 +147,14 @@ bool tier_requires_approval(int tier)
     }
     return d->tier[tier].approval;
 }
+
+bool tier_has_egress_proxy(int tier)
+{
+    const struct tier_defs *d;
+    ac_error_t e = NULL;
+    if (tier < 0 || tier >= TIER_COUNT || tier_defs_get(&d, &e) < 0) {
+        ac_error_free(&e);
+        return false;
+    }
+    return strcmp(d->tier[tier].network, "egress-proxy") == 0;
+}

@@ -93,6 +93,14 @@ const char *tier_format_cpus(int64_t milli, char *buf, size_t len);
 extern const char *const tier_names[TIER_COUNT];
 
 /* --- the mapping's pieces --- */
+/* A container's place in a pod, as the engine's annotations say:
+ * io.kubernetes.cri.container-type (containerd's CRI) or
+ * io.kubernetes.cri-o.ContainerType (CRI-O, Podman) "sandbox" or
+ * "container". The sandbox holds the pod's cage network namespace; its
+ * containers join it (the runtime checks by inode that it is one). */
+enum tier_pod_role { POD_NONE, POD_SANDBOX, POD_MEMBER };
+enum tier_pod_role tier_pod_role_of(yajl_val config);
+
 struct tier_ctx {
     yajl_val config;
     int tier;
@@ -105,6 +113,7 @@ struct tier_ctx {
     char *protect_roots;       /* colon-separated writable bind destinations ("DEST" or "DEST=home") */
     char *home_roots;          /* colon-separated home-like bind destinations, read-only ones too */
     const char *bundle;        /* the bundle directory (absolute), or NULL */
+    enum tier_pod_role pod_role; /* what the engine says the container is in its pod */
     unsigned refused;          /* refusals so far: the first is in *err, each is a decision line */
 };
 void tier_decide(struct tier_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

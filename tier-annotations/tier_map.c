@@ -116,24 +116,58 @@ static void set_mapping_annotation(struct tier_ctx *c, yajl_val annotations, con
     tj_set(annotations, key, tj_new_string(value));
 }
 
+/* The pod's network namespace by path (a pod container's config). */
+static bool pod_network_path(yajl_val config)
+{
+    yajl_val namespaces = tj_get(tj_get(config, "linux"), "namespaces");
+    for (size_t i = 0; YAJL_IS_ARRAY(namespaces) && i < namespaces->u.array.len; i++) {
+        const char *type = tj_get_str(namespaces->u.array.values[i], "type");
+        if (type && strcmp(type, "network") == 0 && tj_get_str(namespaces->u.array.values[i], "path"))
+            return true;
+    }
+    return false;
+}
+
+/* How the approval gate names this container, for the decision line. */
+static const char *approval_name_hint(yajl_val config)
+{
+    yajl_val a = tj_get(config, "annotations");
+    if (tj_get_str(a, "io.agentcage.request-id"))
+        return "its io.agentcage.request-id";
+    if (tj_get_str(a, "io.kubernetes.cri.container-name") || tj_get_str(a, "io.kubernetes.container.name"))
+        return "NAMESPACE_POD_CONTAINER from the pod's annotations";
+    return "the container id";
+}
+
 /* Tier 2 and 3 hook points. The egress proxy (tier 2) and the approval gate
  * and exec audit (tier 3) are OCI hooks of their own issue; until they are
  * wired here the container keeps the empty network namespace, which is the
  * safe side of both. */
 static int map_network_and_hooks(struct tier_ctx *c, int tier, ac_error_t *err)
 {
+    bool joins_pod = c->pod_role == POD_MEMBER && pod_network_path(c->config);
     if (strcmp(c->def->network, "egress-proxy") == 0) {
         const char *egress = tj_get_str(tj_get(c->config, "annotations"), "io.agentcage.egress");
-        tier_decide(c, "network: loopback only; egress to [%s] through the agentcage-egress proxy on 127.0.0.1:%d "
+        tier_decide(c, "network: loopback only; egress to [%s] through %s on 127.0.0.1:%d "
                        "(HTTP_PROXY/HTTPS_PROXY set), names resolved by the proxy, no DNS inside",
-                    egress ? egress : "nothing: no io.agentcage.egress hosts", EGRESS_PROXY_PORT);
+                    egress ? egress : "nothing: no io.agentcage.egress hosts",
+                    joins_pod ? "the pod sandbox's agentcage-egress proxy" : "the agentcage-egress proxy",
+                    EGRESS_PROXY_PORT);
+    } else if (joins_pod) {
+        tier_decide(c, "network: the pod's cage (loopback only, shared with the pod's containers)");
     } else {
         tier_decide(c, "network: none (a new network namespace with loopback only)");
     }
-    if (c->def->approval)
-        tier_decide(c, "hooks: approval gate: create needs a grant in %s (agentcage approve ID)", c->op->approvals_dir);
+    if (c->def->approval && c->pod_role == POD_SANDBOX)
+        tier_decide(c, "approval gate: none for a pod's sandbox (each of the pod's containers needs its grant)");
+    else if (c->def->approval)
+        tier_decide(c, "approval gate: create needs a grant in %s (agentcage approve NAME: %s)", c->op->approvals_dir,
+                    approval_name_hint(c->config));
     if (c->def->audit)
         tier_decide(c, "audit: every exec is recorded in %s", c->op->audit_log);
+    /* a container joining its pod's cage uses the sandbox's proxy */
+    if (tier >= 2 && joins_pod)
+        return policy_proxy_env_add(c->config, err);
     if (tier >= 2 && policy_hooks_add(c->config, tier, c->op->hooks_dir, c->op, err) < 0)
         return -1;
     return 0;
@@ -184,6 +218,9 @@ static void write_annotations(struct tier_ctx *c, ac_error_t *err)
     tj_set(annotations, "io.agentcage.tier", tj_new_string(buf));
     snprintf(buf, sizeof(buf), "%lld", (long long)c->limits.timeout_ms);
     set_mapping_annotation(c, annotations, "io.agentcage.timeout-ms", buf, err);
+    static const char *const roles[] = {[POD_SANDBOX] = "sandbox", [POD_MEMBER] = "container"};
+    if (c->pod_role != POD_NONE)
+        set_mapping_annotation(c, annotations, "io.agentcage.pod-role", roles[c->pod_role], err);
     set_mapping_annotation(c, annotations, "io.agentcage.landlock-rw", c->landlock_rw ? c->landlock_rw : "", err);
     if (c->protect_roots) {
         set_mapping_annotation(c, annotations, "io.agentcage.protect-roots", c->protect_roots, err);
@@ -249,7 +286,7 @@ int tier_map(yajl_val config, const char *bundle, const struct tier_operator *op
     if (tier_defs_get(&defs, err) < 0)
         return -2;
     struct tier_ctx c = {.config = config, .tier = tier, .def = &defs->tier[tier], .defs = defs, .op = op, .d = d,
-                         .bundle = bundle};
+                         .bundle = bundle, .pod_role = tier_pod_role_of(config)};
     tier_decide(&c, "tier %d (%s)%s", tier, c.def->name,
                 from_default ? ": no io.agentcage.tier annotation, the operator's --default-tier" : "");
     tier_landlock_add(&c, "/workspace");
@@ -258,6 +295,10 @@ int tier_map(yajl_val config, const char *bundle, const struct tier_operator *op
     tier_map_fields(&c, err);
     check_annotations(&c, err);
     tier_map_limits(&c, err);
+    if (c.pod_role == POD_SANDBOX) {
+        c.limits.timeout_ms = 0;
+        tier_decide(&c, "timeout: none for a pod's sandbox (the pod's containers keep theirs)");
+    }
     tier_map_process(&c, err);
     tier_map_namespaces(&c, err);
     tier_map_sysctl(&c, err);
@@ -280,4 +321,29 @@ int tier_map(yajl_val config, const char *bundle, const struct tier_operator *op
         (*err)->msg = msg;
     }
     return c.refused ? -2 : tier;
+}
+
+/* What an approval is bound to: the effective config without what the
+ * engine makes anew for each attempt of the same container (its cgroup
+ * path, which holds the container id, and the sources of its plumbing
+ * files: a kubelet's termination log has a new name each time). The tier
+ * mapping checked those; the rest is what the operator approves. */
+void tier_approval_digest(yajl_val effective, char out[APPROVAL_DIGEST_LEN + 1])
+{
+    const struct tier_defs *defs;
+    ac_error_t e = NULL;
+    if (tier_defs_get(&defs, &e) < 0)
+        ac_error_free(&e);
+    else {
+        tj_remove(tj_get(effective, "linux"), "cgroupsPath");
+        yajl_val mounts = tj_get(effective, "mounts");
+        for (size_t i = 0; YAJL_IS_ARRAY(mounts) && i < mounts->u.array.len; i++) {
+            yajl_val m = mounts->u.array.values[i];
+            const char *dest = tj_get_str(m, "destination");
+            if (dest && tier_strv_has(&defs->plumbing_mounts, dest))
+                tj_remove(m, "source");
+        }
+    }
+    cleanup_free char *text = tier_tree_to_json(effective, false);
+    approval_digest(text ? text : "", text ? strlen(text) : 0, out);
 }

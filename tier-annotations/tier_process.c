@@ -290,6 +290,20 @@ static void map_user_namespace(struct tier_ctx *c, ac_error_t *err)
  * path (a pod's) is replaced by a new empty one: the tier's network is
  * loopback only. pid, ipc, uts and cgroup by path are kept (a pod's
  * sharing), but not the host's, and never a mount namespace by path. */
+enum tier_pod_role tier_pod_role_of(yajl_val config)
+{
+    static const char *const keys[] = {"io.kubernetes.cri.container-type", "io.kubernetes.cri-o.ContainerType"};
+    yajl_val annotations = tj_get(config, "annotations");
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        const char *v = tj_get_str(annotations, keys[i]);
+        if (v && strcmp(v, "sandbox") == 0)
+            return POD_SANDBOX;
+        if (v && strcmp(v, "container") == 0)
+            return POD_MEMBER;
+    }
+    return POD_NONE;
+}
+
 int tier_map_namespaces(struct tier_ctx *c, ac_error_t *err)
 {
     static const char *const required[] = {"pid", "ipc", "network", "uts", "mount", "cgroup"};
@@ -306,9 +320,16 @@ int tier_map_namespaces(struct tier_ctx *c, ac_error_t *err)
             continue;
         /* By spelling here; the runtime compares what the path opens with
          * the host's own namespaces, whatever the spelling. */
-        if (strcmp(type, "network") == 0) {
-            tier_decide(c, "linux.namespaces[%zu]: network namespace %s replaced by a new empty one (loopback only)", i,
-                        path);
+        if (strcmp(type, "network") == 0 && c->pod_role == POD_MEMBER) {
+            tier_decide(c, "linux.namespaces[%zu]: joins its pod's cage, network namespace %s (the runtime checks it is "
+                           "the cage of a tiered pod sandbox it runs, with this tier's network; refused otherwise)",
+                        i, path);
+        } else if (strcmp(type, "network") == 0) {
+            tier_decide(c, "linux.namespaces[%zu]: network namespace %s replaced by a new empty one (loopback only%s)",
+                        i, path,
+                        c->pod_role == POD_SANDBOX ? "): the pod's cage, which its containers join (the engine's "
+                                                     "pod address and ports lead nowhere"
+                                                   : "");
             tj_remove(ns, "path"); /* frees path */
         } else if (strcmp(type, "mount") == 0) {
             tier_refuse(c, err, "joining the mount namespace %s (linux.namespaces[%zu])", path, i);

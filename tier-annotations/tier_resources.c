@@ -179,7 +179,8 @@ int tier_map_resources(struct tier_ctx *c, ac_error_t *err)
     map_cpu(c, resources);
     map_pids(c, resources);
     char b[32];
-    tier_decide(c, "timeout: %s wall clock, then the whole container is killed",
-                tier_format_duration(c->limits.timeout_ms, b, sizeof(b)));
+    if (c->limits.timeout_ms > 0) /* 0: a pod's sandbox, said where it is decided */
+        tier_decide(c, "timeout: %s wall clock, then the whole container is killed",
+                    tier_format_duration(c->limits.timeout_ms, b, sizeof(b)));
     return 0;
 }

@@ -178,13 +178,8 @@ SCEN_docker="${SCEN_docker:-} net_bridge net_user net_container net_publish net_
 SCEN_podman="${SCEN_podman:-} net_default net_proxy net_publish net_pod"
 NET_SCENARIOS=" net_bridge net_user net_container net_publish net_proxy net_default net_pod "
 
-# Scenarios whose fix is issue 22's runtime change: until it lands their
-# failure is reported as `skip - ... (needs runtime change ...)`.
+# Scenarios whose fix has not landed: until it does their failure is
+# reported as `skip - ... (needs runtime change ...)`.
 declare -A PENDING=(
-    [docker/net_bridge]="Docker's libnetwork-setkey hook handled at a tier"
-    [docker/net_user]="Docker's libnetwork-setkey hook handled at a tier"
-    [docker/net_publish]="Docker's libnetwork-setkey hook handled at a tier"
-    [docker/net_proxy]="Docker's libnetwork-setkey hook handled at a tier; exec gets the tier's environment"
-    [podman/net_proxy]="exec gets the tier's environment"
-    [podman/net_pod]="one pod, one cage"
+    [podman/net_pod]="Podman's infra container carries no annotation that marks it as its pod's sandbox, so a tiered member is refused instead of joining a cage"
 )

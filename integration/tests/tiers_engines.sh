@@ -39,7 +39,7 @@ test_exec_gets_the_tiers_environment() {
         CID="$(new_id)"; make_bundle "$CID" sleep 300
         cfg '.process.env += ["GITHUB_TOKEN=ghp_x", "KEEP_ME=1"]'
         [ "$t" == plain ] || cfg --arg t "$t" '.annotations = {"io.agentcage.tier": $t}'
-        trt create --bundle "$BUNDLE" "$CID" > "$T/create.out" 2>&1 || fail "tier $t create: $(cat "$T/create.out")"
+        trt create --bundle "$BUNDLE" "$CID" > "$T/create.out" 2>&1 < /dev/null || fail "tier $t create: $(cat "$T/create.out")"
         trt start "$CID" || fail "tier $t start"
         OUT="$(trt exec -e AWS_SECRET_ACCESS_KEY=s -e HTTP_PROXY=http://evil:1 "$CID" \
             sh -c 'echo "${GITHUB_TOKEN:-none} ${AWS_SECRET_ACCESS_KEY:-none} ${KEEP_ME:-none} ${HTTP_PROXY:-none} ${https_proxy:-none}"' 2>&1)"
@@ -75,5 +75,64 @@ test_single_file_bind_at_a_tier() {
             assert_contains "$OUT" wrote "tier $t writes its writable file bind"
         fi
     done
+    return 0
+}
+
+# pod_ctr ROLE TIER NETNS-PATH|- [EXTRA-ANNOTATIONS-JSON] -- ARGS...: creates
+# and starts a container as a CRI engine writes it (its role in
+# io.kubernetes.cri.container-type, the pod's network namespace by path);
+# its id in $CID, create's output in $OUT and status in $RC
+pod_ctr() {
+    local role="$1" tier="$2" net="$3" extra='{}'
+    shift 3
+    [ "$1" != -- ] && { extra="$1"; shift; }
+    shift
+    CID="$(new_id)"; make_bundle "$CID" "$@"
+    cfg --arg role "$role" --argjson extra "$extra" \
+        '.annotations = ({"io.kubernetes.cri.container-type": $role, "io.kubernetes.cri.sandbox-namespace": "default",
+                          "io.kubernetes.cri.sandbox-name": "pod1", "io.kubernetes.cri.container-name": "c"} + $extra)'
+    [ "$tier" == plain ] || cfg --arg t "$tier" '.annotations["io.agentcage.tier"] = $t'
+    [ "$net" == - ] || cfg --arg p "$net" '.linux.namespaces = [.linux.namespaces[] | if .type == "network" then .path = $p else . end]'
+    trt create --bundle "$BUNDLE" "$CID" > "$T/$CID.out" 2>&1 < /dev/null; RC=$?
+    OUT="$(cat "$T/$CID.out")"
+    [ $RC == 0 ] && { track_pid "$(trt state "$CID" | jq -r .pid)"; trt start "$CID"; }
+    return 0
+}
+netns_of() { readlink "/proc/$(trt state "$1" | jq -r .pid)/ns/net"; }
+
+# one pod, one cage: the sandbox replaces the engine's (CNI) namespace by an
+# empty one of its own; the pod's containers join it, and only it: checked
+# by inode against what agentcage recorded for a live tiered sandbox with
+# the same network
+test_pod_cage_joined_by_inode_only() {
+    bg unshare --net sleep 300; local holder="$BG_PID" cni="/proc/$BG_PID/ns/net"
+    sleep 0.2
+    pod_ctr sandbox 1 "$cni" '{"io.agentcage.timeout": "1s"}' -- sleep 300; local sb="$CID"
+    assert_eq "$RC" 0 "the tiered sandbox runs: $OUT"
+    [ "$(netns_of "$sb")" == "$(readlink "$cni")" ] && fail "the sandbox kept the engine's namespace"
+    pod_ctr container 1 "/proc/$(trt state "$sb" | jq -r .pid)/ns/net" -- sleep 300; local m1="$CID"
+    assert_eq "$RC" 0 "a tier-1 container joins its sandbox's cage: $OUT"
+    assert_eq "$(netns_of "$m1")" "$(netns_of "$sb")" "one pod, one network namespace"
+    OUT="$(trt exec "$m1" sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "' 2>&1)"
+    assert_eq "$OUT" lo "only lo in the pod's cage"
+    # the sandbox keeps no timeout (its containers do)
+    sleep 1.5
+    assert_eq "$(cstatus "$sb")" running "the sandbox outlives the tier's timeout"
+    # any other namespace is refused, however it is named
+    pod_ctr container 1 "$cni" -- true
+    assert_refused "not the cage of a tiered pod sandbox"
+    pod_ctr container 2 "/proc/$(trt state "$sb" | jq -r .pid)/ns/net" -- true
+    assert_refused "has another network"
+    # a plain container that calls itself a sandbox is no cage
+    pod_ctr sandbox plain - -- sleep 300; local plain_sb="$CID"
+    pod_ctr container 1 "/proc/$(trt state "$plain_sb" | jq -r .pid)/ns/net" -- true
+    assert_refused "not the cage of a tiered pod sandbox"
+    # nor is a tiered container that is not a sandbox
+    pod_ctr "" 1 - -- sleep 300; local other="$CID"
+    pod_ctr container 1 "/proc/$(trt state "$other" | jq -r .pid)/ns/net" -- true
+    assert_refused "not the cage of a tiered pod sandbox"
+    local id
+    for id in "$m1" "$sb" "$plain_sb" "$other"; do trt delete --force "$id" > /dev/null 2>&1; done
+    kill "$holder"; wait "$holder" 2> /dev/null
     return 0
 }

@@ -44,13 +44,13 @@ static int bundle_digest(const struct global_opts *g, const char *bundle, char o
     struct tier_decisions d = {0};
     int tier = tier_map(tree, dir, &g->tier, &d, err);
     tier_decisions_free(&d);
-    cleanup_free char *json = tier >= 0 ? tier_tree_to_json(tree, false) : NULL;
+    if (tier >= 0 && tier_requires_approval(tier))
+        tier_approval_digest(tree, out);
     yajl_tree_free(tree);
     if (tier < TIER_NONE)
         return ac_error_wrap(err, "approve: %s", path);
     if (tier < 0 || !tier_requires_approval(tier))
         return ac_error(err, 0, "approve: %s: its tier needs no approval", path);
-    approval_digest(json, strlen(json), out);
     return 0;
 }
 

@@ -22,6 +22,7 @@
 
 #include "hooks/approvals.h"
 #include "hooks/audit.h"
+#include "hooks/hook_state.h"
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/container/container.h"
 #include "runtime/linux/hooks.h"
@@ -244,6 +245,110 @@ static bool cgroup_refused(const ac_error_t e)
     return n == EACCES || n == EPERM || n == EROFS || n == EBUSY || n == ENOENT;
 }
 
+/* The container's place in its pod, as the tier mapping wrote it
+ * (io.agentcage.pod-role; only at a tier). */
+static bool pod_role_is(const struct oci_spec *spec, int tier, const char *role)
+{
+    const char *r = tier != TIER_NONE ? spec_annotation(spec, "io.agentcage.pod-role") : NULL;
+    return r && strcmp(r, role) == 0;
+}
+
+/* The network namespace path config.json names, or NULL. */
+static const char *spec_network_path(const struct oci_spec *spec)
+{
+    for (size_t i = 0; spec->linux && i < spec->linux->n_namespaces; i++)
+        if (spec->linux->namespaces[i].type == CLONE_NEWNET && spec->linux->namespaces[i].path)
+            return spec->linux->namespaces[i].path;
+    return NULL;
+}
+
+static bool same_string(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
+
+/* One pod, one cage: a tiered pod's container joins the network namespace
+ * its sandbox got from agentcage (recorded in the sandbox's state by dev
+ * and inode, and still the namespace of the sandbox's live init) when the
+ * sandbox's network is the one this container's tier has (none, or the
+ * egress proxy with the same allow-list). Any other namespace by path is
+ * refused, however it is spelled. */
+static int pod_cage_check(const struct global_opts *g, const struct oci_spec *spec, int tier, int fd,
+                          const char *path, ac_error_t *err)
+{
+    struct stat want;
+    if (fstat(fd, &want) < 0)
+        return ac_error(err, errno, "linux.namespaces: network namespace `%s`", path);
+    char **ids = NULL;
+    size_t n = 0;
+    if (state_list_ids(g, &ids, &n, err) < 0)
+        return -1;
+    const char *found = NULL;
+    int sandbox_tier = TIER_NONE;
+    cleanup_free char *sandbox_egress = NULL;
+    for (size_t i = 0; i < n && !found; i++) {
+        cleanup_state struct container_state *st = NULL;
+        ac_error_t e = NULL;
+        if (state_load(g, ids[i], &st, &e) < 0) {
+            ac_error_free(&e);
+            continue;
+        }
+        if (st->tier == TIER_NONE || st->netns_ino != (unsigned long long)want.st_ino ||
+            st->netns_dev != (unsigned long long)want.st_dev || st->pid <= 0 ||
+            process_start_time(st->pid) != st->pid_start_time)
+            continue;
+        cleanup_free char *live = xasprintf("/proc/%d/ns/net", st->pid);
+        struct stat ls;
+        if (stat(live, &ls) < 0 || ls.st_ino != want.st_ino || ls.st_dev != want.st_dev)
+            continue;
+        found = ids[i];
+        sandbox_tier = st->tier;
+        for (char **a = st->annotations; a && a[0]; a += 2)
+            if (strcmp(a[0], "io.agentcage.egress") == 0)
+                sandbox_egress = xstrdup(a[1]);
+    }
+    int ret = 0;
+    if (!found)
+        ret = ac_error(err, 0,
+                       "tier %d forbids joining the network namespace `%s`: not the cage of a tiered pod sandbox "
+                       "agentcage runs (linux.namespaces)",
+                       tier, path);
+    else if (tier_has_egress_proxy(sandbox_tier) != tier_has_egress_proxy(tier) ||
+             (tier_has_egress_proxy(tier) && !same_string(sandbox_egress, spec_annotation(spec, "io.agentcage.egress"))))
+        ret = ac_error(err, 0,
+                       "tier %d forbids joining the pod's cage `%s`: its sandbox %s has another network (tier %d%s)",
+                       tier, path, found, sandbox_tier,
+                       tier_has_egress_proxy(sandbox_tier) ? ", or another io.agentcage.egress" : "");
+    else
+        ac_debug("tier %d: joins the cage of pod sandbox %s", tier, found);
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+    return ret;
+}
+
+/* The name an approval is addressed by: io.agentcage.request-id, else for
+ * a pod's container NAMESPACE_POD_CONTAINER from the engine's annotations
+ * (known before the container exists, the same for every kubelet retry),
+ * else the container id. */
+static const char *approval_name(const struct oci_spec *spec, const char *id)
+{
+    const char *rid = spec_annotation(spec, "io.agentcage.request-id");
+    if (rid)
+        return rid;
+    static const char *const keys[][3] = {
+        {"io.kubernetes.cri.sandbox-namespace", "io.kubernetes.cri.sandbox-name", "io.kubernetes.cri.container-name"},
+        {"io.kubernetes.pod.namespace", "io.kubernetes.pod.name", "io.kubernetes.container.name"},
+    };
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        const char *ns = spec_annotation(spec, keys[k][0]), *pod = spec_annotation(spec, keys[k][1]),
+                   *ctr = spec_annotation(spec, keys[k][2]);
+        if (ns && pod && ctr && *ns && *pod && *ctr) {
+            cleanup_free char *name = xasprintf("%s_%s_%s", ns, pod, ctr);
+            if (hook_valid_name(name))
+                return spec_strdup((struct oci_spec *)spec, name);
+        }
+    }
+    return id;
+}
+
 /* The approval gate of a tier that needs one (tier 3): a grant of the
  * operator's, for this name (the container id, or io.agentcage.request-id)
  * and this effective config's digest. Checked here, before the state
@@ -252,9 +357,7 @@ static bool cgroup_refused(const ac_error_t e)
 static int approval_gate(const struct global_opts *g, const char *id, const struct oci_spec *spec, int tier,
                          const char *digest, const char **name, ac_error_t *err)
 {
-    *name = spec_annotation(spec, "io.agentcage.request-id");
-    if (*name == NULL)
-        *name = id;
+    *name = approval_name(spec, id);
     cleanup_free char *reason = NULL;
     int r = approval_check(g->tier.approvals_dir, *name, digest, time(NULL), &reason, err);
     if (r != 0)
@@ -455,6 +558,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     cleanup_spec struct oci_spec *spec = NULL;
     struct tier_decisions decisions = {0};
     int tier;
+    char policy_digest[APPROVAL_DIGEST_LEN + 1] = "";
     {
         yajl_val tree = NULL;
         if (spec_parse_json_tree(config_text, config_len, "config.json", &tree, err) < 0)
@@ -472,6 +576,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             free(config_text);
             config_text = tier_tree_to_json(tree, false);
             config_len = strlen(config_text);
+            tier_approval_digest(tree, policy_digest); /* changes the tree: last */
         }
         yajl_tree_free(tree);
         for (size_t i = 0; i < decisions.n; i++)
@@ -491,11 +596,10 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         audit_refusal(g, id, err);
         return -1;
     }
-    char policy_digest[APPROVAL_DIGEST_LEN + 1] = "";
-    if (tier != TIER_NONE)
-        approval_digest(config_text, config_len, policy_digest);
     const char *grant = NULL;
-    if (tier != TIER_NONE && tier_requires_approval(tier) &&
+    /* a pod's sandbox holds the pod's namespaces and runs nothing of the
+     * pod's: the gate is for its containers */
+    if (tier != TIER_NONE && tier_requires_approval(tier) && !pod_role_is(spec, tier, "sandbox") &&
         approval_gate(g, id, spec, tier, policy_digest, &grant, err) < 0) {
         audit_refusal(g, id, err);
         return -1;
@@ -517,7 +621,13 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     if (tier != TIER_NONE)
         add_socket_masks(spec);
     struct ns_plan plan;
-    if (plan_namespaces(spec, tier != TIER_NONE, &plan, err) < 0) {
+    int net_join = -1;
+    for (int k = 0; k < NS_COUNT; k++)
+        if (ns_join_order[k] == CLONE_NEWNET)
+            net_join = k;
+    if (plan_namespaces(spec, tier != TIER_NONE, &plan, err) < 0 ||
+        (tier != TIER_NONE && net_join >= 0 && plan.join_fds[net_join] >= 0 &&
+         pod_cage_check(g, spec, tier, plan.join_fds[net_join], spec_network_path(spec), err) < 0)) {
         if (tier != TIER_NONE)
             audit_refusal(g, id, err);
         ns_plan_close(&plan);
@@ -792,8 +902,19 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     if (supervise_setup(&c, sync_fds[0], spec, &st, err) < 0)
         goto out;
 
-    /* 9. Record it. */
+    /* 9. Record it (a tiered pod's sandbox: with its cage network
+     * namespace, which the pod's containers may then join). */
     st.pid_start_time = process_start_time(c.child);
+    if (plan.new_netns && pod_role_is(spec, tier, "sandbox")) {
+        cleanup_free char *ns = xasprintf("/proc/%d/ns/net", c.child);
+        struct stat nsb;
+        if (stat(ns, &nsb) < 0) {
+            ac_error(err, errno, "tier %d: the pod's cage `%s`", tier, ns);
+            goto out;
+        }
+        st.netns_dev = nsb.st_dev;
+        st.netns_ino = nsb.st_ino;
+    }
     if (state_save(g, &st, err) < 0)
         goto out;
     if (o->pid_file && write_pid_file(o->pid_file, c.child, err) < 0)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -61,8 +62,37 @@ static char *watchdog_path(void)
     return xasprintf("%s/agentcage-watchdog", slash ? exe : ".");
 }
 
+/* The host file behind a Kubernetes termination message (a bind mount on
+ * /dev/termination-log, which a tier takes only from the kubelet's pods
+ * folder): opened for the watchdog to write its reason into, -1 when the
+ * container has none. Never through a symlink, only a regular file. */
+static int termination_message_fd(const struct global_opts *g, const struct container_state *st)
+{
+    cleanup_spec struct oci_spec *spec = NULL;
+    ac_error_t e = NULL;
+    if (container_load_config(g, st->id, &spec, &e) < 0) {
+        ac_error_free(&e);
+        return -1;
+    }
+    for (size_t i = 0; i < spec->n_mounts; i++) {
+        const struct oci_mount *m = &spec->mounts[i];
+        if (!m->destination || strcmp(m->destination, "/dev/termination-log") != 0 || !m->source ||
+            m->source[0] != '/')
+            continue;
+        int fd = open(m->source, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat sb;
+        if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
+            close(fd);
+            fd = -1;
+        }
+        return fd;
+    }
+    return -1;
+}
+
 /* Start the tier's watchdog for st's init, in its own session, with fd 3
- * the init's pidfd, fd 4 the state dir, stdio on /dev/null and nothing else,
+ * the init's pidfd, fd 4 the state dir, fd 5 the termination message file
+ * if the engine gave one, stdio on /dev/null and nothing else,
  * and record its pid and start time in st. posix_spawn (a vfork underneath)
  * returns once the watchdog has exec'd, or with the exec's error: no copy
  * of the runtime, no report pipe. Once we exit, it is reparented like any
@@ -113,6 +143,8 @@ static int watchdog_spawn(const struct global_opts *g, struct container_state *s
     /* above 3 and 4, so the dup2s below never meet their own target */
     cleanup_close int p = fcntl(pidfd, F_DUPFD_CLOEXEC, 10);
     cleanup_close int d = fcntl(dirfd, F_DUPFD_CLOEXEC, 10);
+    cleanup_close int message = termination_message_fd(g, st);
+    cleanup_close int mfd = message >= 0 ? fcntl(message, F_DUPFD_CLOEXEC, 10) : -1;
     char ms[24];
     snprintf(ms, sizeof(ms), "%lld", st->timeout_ms);
     char *const argv[] = {path, ms, st->id, NULL};
@@ -129,7 +161,9 @@ static int watchdog_spawn(const struct global_opts *g, struct container_state *s
         posix_spawn_file_actions_addopen(&fa, i, "/dev/null", O_RDWR, 0);
     posix_spawn_file_actions_adddup2(&fa, p, 3);
     posix_spawn_file_actions_adddup2(&fa, d, 4);
-    posix_spawn_file_actions_addclosefrom_np(&fa, 5);
+    if (mfd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, mfd, 5);
+    posix_spawn_file_actions_addclosefrom_np(&fa, mfd >= 0 ? 6 : 5);
     posix_spawn_file_actions_addchdir_np(&fa, "/");
     pid_t wd = -1;
     int r = (p < 0 || d < 0) ? errno : posix_spawn(&wd, path, &fa, &attr, argv, empty_env);

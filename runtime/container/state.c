@@ -163,6 +163,12 @@ int state_save(const struct global_opts *g, const struct container_state *st, ac
             gen_str(gen, "usernsLate");
             yajl_gen_bool(gen, true);
         }
+        if (st->netns_ino) {
+            char buf[48];
+            snprintf(buf, sizeof(buf), "%llu:%llu", st->netns_dev, st->netns_ino);
+            gen_str(gen, "podNetns");
+            gen_str(gen, buf);
+        }
         if (st->watchdog_pid > 0) {
             gen_str(gen, "watchdogPid");
             yajl_gen_integer(gen, st->watchdog_pid);
@@ -256,6 +262,9 @@ int state_load(const struct global_opts *g, const char *id, struct container_sta
     yajl_val slice = yajl_tree_get(root, spath, yajl_t_number);
     st->userns_slice = slice && YAJL_IS_INTEGER(slice) ? (int)YAJL_GET_INTEGER(slice) : -1;
     st->userns_late = tree_bool(root, "usernsLate");
+    cleanup_free char *pod_netns = tree_str(root, "podNetns");
+    if (pod_netns == NULL || sscanf(pod_netns, "%llu:%llu", &st->netns_dev, &st->netns_ino) != 2)
+        st->netns_dev = st->netns_ino = 0;
     const char *apath[] = {"annotations", NULL};
     yajl_val ann = yajl_tree_get(root, apath, yajl_t_object);
     size_t n = ann ? YAJL_GET_OBJECT(ann)->len : 0;

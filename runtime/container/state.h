@@ -38,6 +38,8 @@ struct container_state {
     unsigned long long watchdog_start; /* its /proc/PID/stat starttime */
     int userns_slice;      /* a tier's slice of host ids (userns.c), -1: none */
     bool userns_late;      /* the init joined its user namespace after its setup: exec joins it last */
+    unsigned long long netns_dev, netns_ino; /* a tiered pod sandbox: its cage network namespace,
+                                                which the pod's containers may join; 0 = none */
 };
 
 #endif

@@ -3,6 +3,8 @@
  *
  *   agentcage-watchdog TIMEOUT_MS ID     fd 3: pidfd of the container's init
  *                                        fd 4: the container's state dir
+ *                                        fd 5 (optional): the engine's termination
+ *                                        message file (Kubernetes' terminationMessagePath)
  *
  * Started detached by `agentcage start` (own session, stdio on /dev/null,
  * no other fds), one per tiered container for the container's whole life,
@@ -13,7 +15,8 @@
  *     runtime records it in the audit log at delete, and it tells anyone
  *     looking why the container died), sends SIGKILL to the init through
  *     the pidfd (the init of a pid namespace takes every process of it
- *     along) and exits.
+ *     along) and exits; with fd 5 it first writes why into that file,
+ *     which the kubelet shows as the container's termination message.
  * Writing through inherited fds means a deleted container (its state dir
  * gone) or a recycled pid can never be hit. */
 #include <fcntl.h>
@@ -84,6 +87,7 @@ static size_t str_len(const char *s)
 #define ESRCH 3
 #define PIDFD 3
 #define STATE_DIRFD 4
+#define MESSAGE_FD 5
 
 static int64_t now_ms(void)
 {
@@ -180,6 +184,19 @@ static void write_marker(int64_t timeout_ms)
         sys(SYS_unlinkat, STATE_DIRFD, "timeout.tmp", 0, 0);
 }
 
+/* The reason, for the engine to show: replaces the file's content. */
+static void write_message(int64_t timeout_ms)
+{
+    if (sys(SYS_fcntl, MESSAGE_FD, F_GETFD, 0, 0) < 0)
+        return;
+    char buf[160], *p = buf;
+    p = put_str(p, "agentcage: killed at its tier's wall-clock timeout of ");
+    p = put_num(p, (uint64_t)timeout_ms, 1);
+    p = put_str(p, " ms (io.agentcage.timeout)\n");
+    sys(SYS_ftruncate, MESSAGE_FD, 0, 0, 0);
+    sys6(SYS_pwrite64, MESSAGE_FD, (long)buf, p - buf, 0, 0, 0);
+}
+
 int watchdog_main(int argc, char **argv);
 
 __attribute__((used)) int watchdog_main(int argc, char **argv)
@@ -205,6 +222,7 @@ __attribute__((used)) int watchdog_main(int argc, char **argv)
     /* The marker first: the runtime's delete may stop us as soon as the
      * init is gone. */
     write_marker(timeout_ms);
+    write_message(timeout_ms);
     long r = sys(SYS_pidfd_send_signal, PIDFD, SIGKILL, 0, 0);
     if (r < 0) {
         /* already gone: not our doing */
