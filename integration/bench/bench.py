@@ -19,6 +19,7 @@ import time
 
 BENCH_PARENT = "agentcage-bench"  # cgroup parent, in every hierarchy
 CGROUP_ROOT = "/sys/fs/cgroup"
+EGRESS_PID_DIR = "/run/agentcage-egress"  # agentcage-egress keeps ID.pid here
 
 
 def log(msg):
@@ -311,7 +312,8 @@ class Bench:
     def resident_processes(self, prefix):
         """Splits the processes of the bench's containers (by cgroup, or by
         a command line naming them) into what the runtime keeps alive (any
-        binary of the runtime: agentcage, agentcage-watchdog, runc, crun)
+        binary of the runtime: agentcage, agentcage-watchdog, the
+        agentcage-egress proxy of tiers 2-3, runc, crun)
         and the workload (everything else: busybox sleep)."""
         runtime_dirs = {os.path.dirname(self.binaries["agentcage"])}
         runtime_exes = set(self.binaries.values())
@@ -335,6 +337,23 @@ class Bench:
                 owned.add(int(d))
             else:
                 workload.add(int(d))
+        # a tier-2/3 container's egress proxy lives outside its cgroup, found
+        # by its pid file (named by the container id)
+        try:
+            pid_files = os.listdir(EGRESS_PID_DIR)
+        except OSError:
+            pid_files = []
+        for name in pid_files:
+            if not name.startswith(prefix + "-") or not name.endswith(".pid"):
+                continue
+            try:
+                with open(os.path.join(EGRESS_PID_DIR, name)) as f:
+                    pid = int(f.read().split()[0])
+                exe = os.readlink(f"/proc/{pid}/exe").replace(" (deleted)", "")
+            except (OSError, ValueError, IndexError):
+                continue
+            if os.path.dirname(exe) in runtime_dirs:
+                owned.add(pid)
         return owned, workload
 
     def bench_alive(self, variants, n):

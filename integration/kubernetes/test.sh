@@ -50,9 +50,11 @@ fi
 # 4. the manifests name the same handler and annotation
 if grep -q '^handler: agentcage$' "$K8S_DIR/runtimeclass.yaml" &&
     grep -q 'runtimeClassName: agentcage' "$K8S_DIR/pod-tier2.yaml" &&
-    grep -q 'io.agentcage.tier: "2"' "$K8S_DIR/pod-tier2.yaml"; then
+    grep -q 'io.agentcage.tier: "2"' "$K8S_DIR/pod-tier2.yaml" &&
+    grep -q 'runtimeClassName: agentcage' "$K8S_DIR/sandbox-agent.yaml" &&
+    grep -q 'io.agentcage.tier: "2"' "$K8S_DIR/sandbox-agent.yaml"; then
     pass manifests
 else
-    flunk manifests "runtimeclass.yaml / pod-tier2.yaml do not agree on handler/annotation"
+    flunk manifests "runtimeclass.yaml / pod-tier2.yaml / sandbox-agent.yaml do not agree on handler/annotation"
 fi
 exit $failed
