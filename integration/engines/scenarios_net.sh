@@ -68,8 +68,9 @@ sc_docker_net_container() {
     return 0
 }
 
-# -p: Docker does not tell the runtime about published ports; a tiered
-# container's published port must not lead into it
+# -p: not in config.json, but in Docker's hostconfig.json beside the
+# container's /etc/hostname: refused at a tier with one line, and nothing
+# is reached either way
 sc_docker_net_publish() {
     local c out rc; c="$(DN pub)"; drm "$c"
     D run -d --name "$c" --runtime runc -p 18090:8080 "$IMAGE" sh -c "$HTTPD_CMD" > /dev/null 2>&1
@@ -85,8 +86,10 @@ sc_docker_net_publish() {
     if [ -n "$ip" ]; then
         want tier1_by_address unreached "$(IN_NS timeout 3 wget -q -O - "http://$ip:8080/index.html" 2>&1 | grep -q inside && echo reached || echo unreached)"
     fi
-    obs tier1_run "rc=$rc"
+    want tier1_refused yes "$([ $rc != 0 ] && echo "$out" | grep -q 'tier 1 forbids published ports (docker run -p 18090:8080/tcp)' && echo yes || echo "rc=$rc: $out")"
     drm "$c"
+    out="$(D run --rm --runtime agentcage-write -P --expose 8080 "$IMAGE" true 2>&1)"; rc=$?
+    want tier1_publish_all_refused yes "$([ $rc != 0 ] && echo "$out" | grep -q 'forbids published ports' && echo yes || echo "rc=$rc: $out")"
     return 0
 }
 

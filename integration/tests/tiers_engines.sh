@@ -136,3 +136,37 @@ test_pod_cage_joined_by_inode_only() {
     kill "$holder"; wait "$holder" 2> /dev/null
     return 0
 }
+
+# Docker's published ports (hostconfig.json beside the /etc/hostname it
+# binds, as Docker lays out a container's folder): refused at a tier with
+# one line; none published, or a plain container: runs
+test_docker_published_ports_refused_at_a_tier() {
+    local d="$T/docker/containers/abc"
+    mkdir -p "$d"
+    echo ctr > "$d/hostname"; echo '{}' > "$d/config.v2.json"
+    echo '{"PortBindings":{"80/tcp":[{"HostIp":"","HostPort":"8080"}]},"PublishAllPorts":false}' > "$d/hostconfig.json"
+    ATTACK_CFG=(".mounts += [{destination: \"/etc/hostname\", type: \"bind\", source: \"$d/hostname\", options: [\"rbind\", \"ro\"]}]")
+    attack plain /bin/true
+    assert_eq "$RC" 0 "plain with published ports: $OUT"
+    local t
+    for t in 0 1 2; do
+        CID="$(new_id)"; make_bundle "$CID" /bin/true
+        cfg "${ATTACK_CFG[0]}"
+        run_tier "$t"
+        assert_refused "tier $t forbids published ports (docker run -p 8080:80/tcp)"
+    done
+    echo '{"PortBindings":{},"PublishAllPorts":true}' > "$d/hostconfig.json"
+    CID="$(new_id)"; make_bundle "$CID" /bin/true; cfg "${ATTACK_CFG[0]}"
+    run_tier 1
+    assert_refused "forbids published ports (docker run -P)"
+    echo '{"PortBindings":{},"PublishAllPorts":false}' > "$d/hostconfig.json"
+    CID="$(new_id)"; make_bundle "$CID" /bin/true; cfg "${ATTACK_CFG[0]}"
+    run_tier 1
+    assert_eq "$RC" 0 "tier 1 without published ports: $OUT"
+    return 0
+}
+# run_tier TIER: `run` the current bundle at TIER, bind roots at $T
+run_tier() {
+    cfg --arg t "$1" '.annotations = {"io.agentcage.tier": $t}'
+    OUT="$(trt --bind-roots "$T" run --bundle "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
+}

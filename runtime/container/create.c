@@ -324,6 +324,68 @@ static int pod_cage_check(const struct global_opts *g, const struct oci_spec *sp
     return ret;
 }
 
+/* Docker does not pass published ports (-p, -P) to the runtime, but keeps
+ * them in hostconfig.json of the container's folder, which is where the
+ * /etc/hostname it bind-mounts lives. At a tier nothing could reach a
+ * published port (the container has only lo), so a container that asks for
+ * one is refused rather than shown by Docker as published. Read only when
+ * the folder looks like Docker's (hostconfig.json and config.v2.json next to
+ * the hostname file), never through a symlink; what cannot be read is not
+ * refused (the ports lead nowhere anyway). */
+static int docker_published_ports(const struct oci_spec *spec, int tier, ac_error_t *err)
+{
+    const char *hostname = NULL;
+    for (size_t i = 0; i < spec->n_mounts; i++)
+        if (spec->mounts[i].destination && strcmp(spec->mounts[i].destination, "/etc/hostname") == 0)
+            hostname = spec->mounts[i].source;
+    const char *slash = hostname ? strrchr(hostname, '/') : NULL;
+    if (slash == NULL || slash == hostname)
+        return 0;
+    cleanup_free char *dir = xasprintf("%.*s", (int)(slash - hostname), hostname);
+    cleanup_free char *v2 = xasprintf("%s/config.v2.json", dir);
+    cleanup_free char *hc = xasprintf("%s/hostconfig.json", dir);
+    struct stat sb;
+    if (lstat(v2, &sb) < 0 || !S_ISREG(sb.st_mode))
+        return 0;
+    cleanup_close int fd = open(hc, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > (1 << 20))
+        return 0;
+    cleanup_free char *text = NULL;
+    size_t len = 0;
+    ac_error_t e = NULL;
+    if (read_all_fd(fd, &text, &len, &e) < 0) {
+        ac_error_free(&e);
+        return 0;
+    }
+    yajl_val tree = yajl_tree_parse(text, NULL, 0);
+    if (tree == NULL)
+        return 0;
+    const char *bindings_path[] = {"PortBindings", NULL};
+    const char *all_path[] = {"PublishAllPorts", NULL};
+    yajl_val bindings = yajl_tree_get(tree, bindings_path, yajl_t_object);
+    cleanup_free char *ports = NULL;
+    for (size_t i = 0; bindings && i < bindings->u.object.len; i++) {
+        yajl_val list = bindings->u.object.values[i];
+        for (size_t k = 0; YAJL_IS_ARRAY(list) && k < list->u.array.len; k++) {
+            const char *port_path[] = {"HostPort", NULL};
+            yajl_val hp = yajl_tree_get(list->u.array.values[k], port_path, yajl_t_string);
+            char *more = xasprintf("%s%s%s:%s", ports ? ports : "", ports ? ", " : "",
+                                   hp && YAJL_GET_STRING(hp)[0] ? YAJL_GET_STRING(hp) : "(any)",
+                                   bindings->u.object.keys[i]);
+            free(ports);
+            ports = more;
+        }
+    }
+    bool all = YAJL_IS_TRUE(yajl_tree_get(tree, all_path, yajl_t_true));
+    yajl_tree_free(tree);
+    if (!ports && !all)
+        return 0;
+    return ac_error(err, 0,
+                    "tier %d forbids published ports (docker run %s%s): a tiered container has only lo, nothing "
+                    "would reach them",
+                    tier, ports ? "-p " : "-P", ports ? ports : "");
+}
+
 /* The name an approval is addressed by: io.agentcage.request-id, else for
  * a pod's container NAMESPACE_POD_CONTAINER from the engine's annotations
  * (known before the container exists, the same for every kubelet retry),
@@ -617,6 +679,10 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             if (stat(abs, &sb) == 0)
                 m->source = spec_strdup(spec, abs);
         }
+    }
+    if (tier != TIER_NONE && docker_published_ports(spec, tier, err) < 0) {
+        audit_refusal(g, id, err);
+        return -1;
     }
     if (tier != TIER_NONE)
         add_socket_masks(spec);
