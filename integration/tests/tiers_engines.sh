@@ -30,22 +30,23 @@ test_docker_setkey_hook_dropped_at_a_tier() {
     return 0
 }
 
-# exec gets what the init got: secret-looking variables scrubbed (an
-# engine's exec process carries the original environment), and at tier 2
-# the proxy variables, replacing the caller's
+# exec gets what the init got: the tier's environment allow-list and its
+# credential-looking values dropped (an engine's exec process carries the
+# original environment), and at tier 2 the proxy variables, replacing the
+# caller's
 test_exec_gets_the_tiers_environment() {
     local t
     for t in plain 1 2; do
         CID="$(new_id)"; make_bundle "$CID" sleep 300
         cfg '.process.env += ["GITHUB_TOKEN=ghp_x", "KEEP_ME=1"]'
-        [ "$t" == plain ] || cfg --arg t "$t" '.annotations = {"io.agentcage.tier": $t}'
+        [ "$t" == plain ] || cfg --arg t "$t" '.annotations = {"io.agentcage.tier": $t, "io.agentcage.env-allow": "KEEP_ME,GITHUB_TOKEN"}'
         trt create --bundle "$BUNDLE" "$CID" > "$T/create.out" 2>&1 < /dev/null || fail "tier $t create: $(cat "$T/create.out")"
         trt start "$CID" || fail "tier $t start"
         OUT="$(trt exec -e AWS_SECRET_ACCESS_KEY=s -e HTTP_PROXY=http://evil:1 "$CID" \
             sh -c 'echo "${GITHUB_TOKEN:-none} ${AWS_SECRET_ACCESS_KEY:-none} ${KEEP_ME:-none} ${HTTP_PROXY:-none} ${https_proxy:-none}"' 2>&1)"
         case "$t" in
             plain) assert_eq "$OUT" "ghp_x s 1 http://evil:1 none" "plain exec keeps its environment" ;;
-            1) assert_eq "$OUT" "none none 1 http://evil:1 none" "tier 1 exec: secrets scrubbed" ;;
+            1) assert_eq "$OUT" "none none 1 none none" "tier 1 exec: the allow-list, no credential values" ;;
             2) assert_eq "$OUT" "none none 1 http://127.0.0.1:3128 http://127.0.0.1:3128" "tier 2 exec: the proxy's variables" ;;
         esac
         trt delete --force "$CID" > /dev/null 2>&1 || fail "tier $t delete --force"
