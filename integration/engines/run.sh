@@ -37,6 +37,9 @@ fi
 
 t_start=$(date +%s)
 W="$(mktemp -d /tmp/agentcage-engines-results.XXXXXX)"
+# the engines' helpers write into their working directory (conmon leaves an
+# `oom` file after an OOM kill): a scratch folder, never the checkout
+cd "$W"
 finish() {
     [ "${KEEP:-0}" == 1 ] || "$ENG_DIR/teardown.sh" || { echo "FAIL - engines/teardown: left state behind"; failed=$((failed + 1)); }
     rm -rf "$W"
