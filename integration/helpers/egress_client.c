@@ -1,0 +1,373 @@
+/* egress-client: a static client the egress tests run INSIDE a tier-2
+ * container to feed its proxy (127.0.0.1:$EGRESS_PORT, default 3128) what
+ * busybox cannot: exact bytes, slow bytes, half-closed and many connections,
+ * and a TLS ClientHello split across records. Requests are given with C
+ * escapes (\r \n \t \\ \xHH). Every command prints one line.
+ *
+ *   req REQ              the first line of the reply ("HTTP/1.1 403 ..."),
+ *                        "closed" (no reply) or "timeout"
+ *   halfclose REQ        the same after shutdown(SHUT_WR) behind REQ
+ *   slow MS REQ          REQ one byte every MS ms until the proxy answers:
+ *                        "<reply line> after N bytes"
+ *   flood N REQ          N connections open at once, then REQ on each:
+ *                        counts of the replies' status codes ("403=60 503=4")
+ *   loop N REQ...        N connections one after the other, the i-th sending
+ *                        REQ number i mod count and reading to the end;
+ *                        counts as for flood ("" sends nothing: "closed")
+ *   hello TARGET SNI CUTS  CONNECT TARGET, then a ClientHello naming SNI in
+ *                        handshake records cut at the byte offsets CUTS
+ *                        ("40,200"), then half-close: "<CONNECT reply> |
+ *                        <first line from upstream> | sent N HASH" */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REPLY_WAIT_MS 8000
+
+static int proxy_port(void)
+{
+    const char *p = getenv("EGRESS_PORT");
+    return p ? atoi(p) : 3128;
+}
+
+static int dial(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)proxy_port()),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        printf("connect: %s\n", strerror(errno));
+        exit(1);
+    }
+    return fd;
+}
+
+/* C escapes of s decoded into a malloc'd buffer; its length in *len. */
+static char *unescape(const char *s, size_t *len)
+{
+    char *out = malloc(strlen(s) + 1), *o = out;
+    for (; *s; s++) {
+        if (*s != '\\' || !s[1]) {
+            *o++ = *s;
+            continue;
+        }
+        s++;
+        switch (*s) {
+        case 'r': *o++ = '\r'; break;
+        case 'n': *o++ = '\n'; break;
+        case 't': *o++ = '\t'; break;
+        case 'x': {
+            char hex[3] = {s[1], s[1] ? s[2] : 0, 0};
+            *o++ = (char)strtol(hex, NULL, 16);
+            s += 2;
+            break;
+        }
+        default: *o++ = *s;
+        }
+    }
+    *len = (size_t)(o - out);
+    return out;
+}
+
+static void send_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n <= 0)
+            return; /* the proxy may close first: what it answered counts */
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+/* Read until EOF or wait_ms of silence; the first line (no CR/LF) in line.
+ * Returns the number of bytes read, -1 on a timeout before any. */
+static long read_reply(int fd, char *line, size_t cap, int wait_ms)
+{
+    char buf[4096];
+    long total = 0;
+    line[0] = '\0';
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, wait_ms) <= 0)
+            return total ? total : -1;
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n <= 0)
+            return total;
+        if (total == 0) {
+            size_t l = strcspn(buf, "\r\n");
+            if (l >= (size_t)n)
+                l = (size_t)n;
+            if (l >= cap)
+                l = cap - 1;
+            memcpy(line, buf, l);
+            line[l] = '\0';
+        }
+        total += n;
+    }
+}
+
+static void print_reply(long n, const char *line)
+{
+    if (n < 0)
+        printf("timeout\n");
+    else if (n == 0)
+        printf("closed\n");
+    else
+        printf("%s\n", line);
+}
+
+static int cmd_req(const char *req, int half_close)
+{
+    size_t len;
+    char *data = unescape(req, &len), line[512];
+    int fd = dial();
+    send_all(fd, data, len);
+    if (half_close)
+        shutdown(fd, SHUT_WR);
+    print_reply(read_reply(fd, line, sizeof(line), REPLY_WAIT_MS), line);
+    close(fd);
+    free(data);
+    return 0;
+}
+
+static int cmd_slow(int ms, const char *req)
+{
+    size_t len, sent = 0;
+    char *data = unescape(req, &len), line[512];
+    int fd = dial();
+    for (; sent < len; sent++) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, ms) > 0)
+            break; /* the proxy answered (or closed) */
+        if (write(fd, data + sent, 1) != 1)
+            break;
+    }
+    long n = read_reply(fd, line, sizeof(line), REPLY_WAIT_MS);
+    printf("%s after %zu bytes\n", n < 0 ? "timeout" : n == 0 ? "closed" : line, sent);
+    close(fd);
+    free(data);
+    return 0;
+}
+
+/* Tally of reply status codes ("403"), "closed" and "timeout". */
+struct tally {
+    char key[32][16];
+    long count[32];
+    int n;
+};
+
+static void tally_add(struct tally *t, long n, const char *line)
+{
+    char key[16];
+    if (n < 0)
+        strcpy(key, "timeout");
+    else if (n == 0)
+        strcpy(key, "closed");
+    else if (strncmp(line, "HTTP/1.", 7) == 0 && strlen(line) >= 12)
+        snprintf(key, sizeof(key), "%.3s", line + 9);
+    else
+        strcpy(key, "other");
+    for (int i = 0; i < t->n; i++)
+        if (strcmp(t->key[i], key) == 0) {
+            t->count[i]++;
+            return;
+        }
+    if (t->n < 32) {
+        strcpy(t->key[t->n], key);
+        t->count[t->n++] = 1;
+    }
+}
+
+static void tally_print(const struct tally *t)
+{
+    /* sorted by key, so the line is stable */
+    int order[32];
+    for (int i = 0; i < t->n; i++)
+        order[i] = i;
+    for (int i = 0; i < t->n; i++)
+        for (int j = i + 1; j < t->n; j++)
+            if (strcmp(t->key[order[j]], t->key[order[i]]) < 0) {
+                int x = order[i];
+                order[i] = order[j];
+                order[j] = x;
+            }
+    for (int i = 0; i < t->n; i++)
+        printf("%s%s=%ld", i ? " " : "", t->key[order[i]], t->count[order[i]]);
+    printf("\n");
+}
+
+static int cmd_flood(int n, const char *req)
+{
+    size_t len;
+    char *data = unescape(req, &len), line[512];
+    int *fds = calloc((size_t)n, sizeof(int));
+    struct tally t = {0};
+    for (int i = 0; i < n; i++)
+        fds[i] = dial();
+    for (int i = 0; i < n; i++)
+        send_all(fds[i], data, len);
+    for (int i = 0; i < n; i++) {
+        tally_add(&t, read_reply(fds[i], line, sizeof(line), REPLY_WAIT_MS), line);
+        close(fds[i]);
+    }
+    tally_print(&t);
+    return 0;
+}
+
+static int cmd_loop(long n, int count, char **reqs)
+{
+    struct tally t = {0};
+    size_t lens[16];
+    char *data[16], line[512];
+    if (count > 16)
+        count = 16;
+    for (int i = 0; i < count; i++)
+        data[i] = unescape(reqs[i], &lens[i]);
+    for (long i = 0; i < n; i++) {
+        int k = (int)(i % count), fd = dial();
+        if (lens[k]) {
+            send_all(fd, data[k], lens[k]);
+            tally_add(&t, read_reply(fd, line, sizeof(line), REPLY_WAIT_MS), line);
+        } else {
+            tally_add(&t, 0, "");
+        }
+        close(fd);
+    }
+    tally_print(&t);
+    return 0;
+}
+
+/* FNV-1a: a short fingerprint of what was sent, for the upstream's echo. */
+static uint32_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint32_t h = 2166136261u;
+    while (n--)
+        h = (h ^ *p++) * 16777619u;
+    return h;
+}
+
+static size_t put16(unsigned char *p, size_t v)
+{
+    p[0] = (unsigned char)(v >> 8);
+    p[1] = (unsigned char)v;
+    return 2;
+}
+
+/* A TLS 1.2-style ClientHello handshake message (type, 24-bit length,
+ * body) with a 300-byte padding extension before server_name, so a cut
+ * early in the message puts the name in a later record. */
+static size_t client_hello(unsigned char *out, const char *sni)
+{
+    unsigned char body[1024], *p = body;
+    size_t nl = strlen(sni);
+    p += put16(p, 0x0303);
+    for (int i = 0; i < 32; i++)
+        *p++ = (unsigned char)(i * 7);
+    *p++ = 0;                       /* session id */
+    p += put16(p, 2);               /* cipher suites */
+    p += put16(p, 0x1301);
+    *p++ = 1;                       /* compression methods */
+    *p++ = 0;
+    unsigned char *ext_len = p;
+    p += 2;
+    p += put16(p, 0x0015);          /* padding */
+    p += put16(p, 300);
+    memset(p, 0, 300);
+    p += 300;
+    p += put16(p, 0x0000);          /* server_name */
+    p += put16(p, nl + 5);
+    p += put16(p, nl + 3);
+    *p++ = 0;                       /* host_name */
+    p += put16(p, nl);
+    memcpy(p, sni, nl);
+    p += nl;
+    put16(ext_len, (size_t)(p - ext_len - 2));
+    size_t blen = (size_t)(p - body);
+    out[0] = 1;
+    out[1] = (unsigned char)(blen >> 16);
+    out[2] = (unsigned char)(blen >> 8);
+    out[3] = (unsigned char)blen;
+    memcpy(out + 4, body, blen);
+    return blen + 4;
+}
+
+static int cmd_hello(const char *target, const char *sni, const char *cuts)
+{
+    unsigned char hs[1100], wire[2048];
+    size_t hlen = client_hello(hs, sni), wlen = 0, from = 0;
+    char cutlist[256];
+    snprintf(cutlist, sizeof(cutlist), "%s", cuts);
+    for (char *tok = strtok(cutlist, ","); ; tok = strtok(NULL, ",")) {
+        size_t to = tok ? (size_t)atol(tok) : hlen;
+        if (to > hlen)
+            to = hlen;
+        if (to <= from && tok)
+            continue;
+        wire[wlen++] = 0x16;        /* handshake record */
+        wire[wlen++] = 3;
+        wire[wlen++] = 1;
+        wlen += put16(wire + wlen, to - from);
+        memcpy(wire + wlen, hs + from, to - from);
+        wlen += to - from;
+        from = to;
+        if (!tok)
+            break;
+    }
+    int fd = dial();
+    char connect_req[512], line[512], up[512];
+    snprintf(connect_req, sizeof(connect_req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target);
+    send_all(fd, connect_req, strlen(connect_req));
+    /* the CONNECT reply: its head only, then the tunnel */
+    char head[2048];
+    size_t have = 0;
+    while (have < sizeof(head) - 1) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, REPLY_WAIT_MS) <= 0 || read(fd, head + have, 1) != 1)
+            break;
+        head[++have] = '\0';
+        if (have >= 4 && memcmp(head + have - 4, "\r\n\r\n", 4) == 0)
+            break;
+    }
+    head[have] = '\0';
+    snprintf(line, sizeof(line), "%.*s", (int)strcspn(head, "\r\n"), head);
+    if (strstr(line, " 200 ")) {
+        send_all(fd, wire, wlen);
+        shutdown(fd, SHUT_WR);
+        long n = read_reply(fd, up, sizeof(up), REPLY_WAIT_MS);
+        printf("%s | %s | sent %zu %08x\n", line, n < 0 ? "timeout" : n == 0 ? "closed" : up, wlen,
+               fnv1a(wire, wlen));
+    } else {
+        printf("%s\n", line[0] ? line : "closed");
+    }
+    close(fd);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc >= 3 && strcmp(argv[1], "req") == 0)
+        return cmd_req(argv[2], 0);
+    if (argc >= 3 && strcmp(argv[1], "halfclose") == 0)
+        return cmd_req(argv[2], 1);
+    if (argc >= 4 && strcmp(argv[1], "slow") == 0)
+        return cmd_slow(atoi(argv[2]), argv[3]);
+    if (argc >= 4 && strcmp(argv[1], "flood") == 0)
+        return cmd_flood(atoi(argv[2]), argv[3]);
+    if (argc >= 4 && strcmp(argv[1], "loop") == 0)
+        return cmd_loop(atol(argv[2]), argc - 3, argv + 3);
+    if (argc >= 5 && strcmp(argv[1], "hello") == 0)
+        return cmd_hello(argv[2], argv[3], argv[4]);
+    fprintf(stderr, "usage: egress-client req|halfclose|slow|flood|loop|hello ...\n");
+    return 2;
+}
