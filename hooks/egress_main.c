@@ -155,7 +155,9 @@ static bool is_ip_literal(const char *host)
 }
 
 /* "host", "host:port", "[v6]", "[v6]:port" -> host (malloc'd, lowercase,
- * no brackets, no trailing dot) and port (0 when absent). */
+ * no brackets, no trailing dot) and port (0 when absent). On failure *host
+ * is NULL: what the helper allocated it has freed and cleared, so the
+ * caller's cleanup_free never sees it twice. */
 static int split_host_port(const char *s, char **host, int *port)
 {
     const char *colon;
@@ -192,6 +194,7 @@ static int split_host_port(const char *s, char **host, int *port)
     for (const char *p = *host; *p; p++)
         if (!isalnum((unsigned char)*p) && !strchr("-._:*", *p)) {
             free(*host);
+            *host = NULL;
             return -1;
         }
     return 0;
