@@ -7,7 +7,6 @@
  * go by number: glibc has no wrappers. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/landlock.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -15,44 +14,13 @@
 #include <unistd.h>
 
 #include "runtime/linux/landlock.h"
+#include "runtime/linux/landlock_abi.h"
 #include "runtime/util/utils.h"
-
-/* Newer than the installed headers may be. */
-#ifndef LANDLOCK_ACCESS_FS_REFER
-#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
-#endif
-#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
-#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
-#endif
-#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
-#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
-#endif
-
-#define WRITE_ACCESS_V1                                                                                       \
-    (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |         \
-     LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |                \
-     LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |             \
-     LANDLOCK_ACCESS_FS_MAKE_SYM)
-/* The rights that make sense on a file (a rule on a non-directory takes no
- * others). */
-#define FILE_ACCESS (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 int landlock_abi(void)
 {
     long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
     return v < 0 ? 0 : (int)v;
-}
-
-static uint64_t write_access_of_abi(int abi)
-{
-    uint64_t a = WRITE_ACCESS_V1;
-    if (abi >= 2)
-        a |= LANDLOCK_ACCESS_FS_REFER;
-    if (abi >= 3)
-        a |= LANDLOCK_ACCESS_FS_TRUNCATE;
-    if (abi >= 5)
-        a |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
-    return a;
 }
 
 static int allow_beneath(int ruleset, const char *path, uint64_t handled, int tier, ac_error_t *err)
@@ -69,7 +37,7 @@ static int allow_beneath(int ruleset, const char *path, uint64_t handled, int ti
     if (fstat(fd, &st) < 0)
         return ac_error(err, errno, "tier %d: Landlock: stat `%s`", tier, path);
     struct landlock_path_beneath_attr attr = {
-        .allowed_access = S_ISDIR(st.st_mode) ? handled : (handled & FILE_ACCESS),
+        .allowed_access = S_ISDIR(st.st_mode) ? handled : (handled & AC_LANDLOCK_FS_FILE),
         .parent_fd = fd,
     };
     if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0)
@@ -95,7 +63,7 @@ static void allow_stdio(int ruleset, uint64_t handled, int tier)
             continue;
         uint64_t access = handled & LANDLOCK_ACCESS_FS_WRITE_FILE;
         if (S_ISCHR(st.st_mode))
-            access = handled & FILE_ACCESS & ~LANDLOCK_ACCESS_FS_TRUNCATE; /* a terminal's ioctls */
+            access = handled & AC_LANDLOCK_FS_FILE & ~LANDLOCK_ACCESS_FS_TRUNCATE; /* a terminal's ioctls */
         struct landlock_path_beneath_attr attr = {.allowed_access = access, .parent_fd = fd};
         if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0)
             ac_debug("tier %d: Landlock: no rule for stdio fd %d: %s", tier, fd, strerror(errno));
@@ -110,7 +78,7 @@ int landlock_restrict_writes(const char *rw_paths, int tier, ac_error_t *err)
                         "tier %d needs Landlock, which this kernel does not offer (build it with "
                         "CONFIG_SECURITY_LANDLOCK=y and list `landlock` in the lsm= boot parameter)",
                         tier);
-    uint64_t handled = write_access_of_abi(abi);
+    uint64_t handled = AC_LANDLOCK_FS_WRITE(abi);
     struct landlock_ruleset_attr rattr = {.handled_access_fs = handled};
     cleanup_close int ruleset =
         (int)syscall(SYS_landlock_create_ruleset, &rattr, sizeof(rattr.handled_access_fs), 0);
