@@ -144,12 +144,15 @@ fuzz-run: fuzz
 	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
 # agentcage and its helpers (the watchdog, the policy hooks) go in one
-# directory: the runtime finds them next to itself.
+# directory: the runtime finds them next to itself. The egress proxy's
+# worker runs as the system user agentcage-egress, made here unless the
+# install goes to a DESTDIR (a package then makes it).
 PREFIX ?= /usr/local
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 agentcage agentcage-watchdog agentcage-egress agentcage-audit agentcage-broker \
 		$(DESTDIR)$(PREFIX)/bin/
+	$(if $(DESTDIR),,scripts/egress-user.sh)
 
 # The README's first command: build everything, then run a busybox container.
 demo: all

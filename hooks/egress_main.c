@@ -9,20 +9,36 @@
  * It speaks HTTP CONNECT and plain absolute-URI HTTP, only to hosts on the
  * allowlist (io.agentcage.egress), resolves names itself, refuses IP
  * literals unless listed, checks the TLS ClientHello's SNI against the
- * CONNECT host, caps bytes per second and in total, has no UDP at all, and
- * writes every decision to the audit trail. It exits when the container's
- * init exits (pidfd); `agentcage-egress --stop` (poststop) kills it too. */
+ * CONNECT host, caps bytes per second and in total, has no UDP toward the
+ * container, and audits every decision.
+ *
+ * The daemon is two processes, split like OpenSSH's privilege separation:
+ *   - the worker handles the container's bytes (egress_parse.c parses
+ *     them). Before it reads one it enters egress_sandbox_enter: an empty
+ *     read-only root, an unprivileged uid, no capabilities, no_new_privs,
+ *     Landlock, a seccomp allow-list. Its decisions go to the writer as
+ *     records over a SOCK_SEQPACKET socket;
+ *   - the writer, its parent, checks each record's shape
+ *     (egress_record_parse), appends it to the audit log, counts refusals
+ *     and kills the container past io.agentcage.max-denials. It keeps only
+ *     root's uid and CAP_KILL. A record of the wrong shape, or the worker's
+ *     death, ends the proxy (audited). It exits when the container's init
+ *     exits (pidfd); `agentcage-egress --stop` (poststop) kills it, and the
+ *     worker dies with it (PR_SET_PDEATHSIG). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <libgen.h>
+#include <malloc.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -31,32 +47,35 @@
 #include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/linux/rootless.h"
 #include "runtime/linux/sync.h"
 #include "runtime/util/utils.h"
 #include "hooks/audit.h"
+#include "hooks/egress_parse.h"
+#include "hooks/egress_sandbox.h"
 #include "hooks/hook_state.h"
 #include "hooks/policy_hooks.h"
 
 #define PROG "agentcage-egress"
 #define DEFAULT_PID_DIR "/run/agentcage-egress"
+#define DEFAULT_USER "agentcage-egress"
 #define DEFAULT_RATE (1ULL << 20)        /* bytes per second */
 #define DEFAULT_BYTES (100ULL << 20)     /* per container, both directions */
 #define DEFAULT_MAX_DENIALS 20
-#define MAX_HEADER 16384
+#define DEFAULT_HEAD_TIMEOUT_S 10        /* for a request head or a ClientHello, in all */
 #define MAX_CONNECTIONS 64
 #define IO_TIMEOUT_S 30
-
-struct allow_rule {
-    char *host;     /* lowercase; for a wildcard the suffix with its dot: ".example.com" */
-    bool wildcard;
-    int port;       /* 0: 80 and 443 */
-};
+#define THREAD_STACK (256 * 1024)
+/* the worker's fds: the listening socket and its end of the record socket */
+#define WORKER_LISTEN_FD 3
+#define WORKER_RECORD_FD 4
 
 struct test_name {
     char *name;
@@ -67,22 +86,23 @@ struct test_name {
 static struct {
     const char *audit_log;
     const char *pid_dir;
+    const char *allow_text; /* as given, for the start record */
     char *id;
     int port;
-    struct allow_rule *rules;
-    size_t n_rules;
+    struct egress_allowlist allow;
     struct test_name *test;
     size_t n_test;
     uint64_t rate, cap;
     long max_denials;
+    int head_timeout_s;
     int pidfd;
-} conf = {.port = EGRESS_PROXY_PORT, .pid_dir = DEFAULT_PID_DIR, .pidfd = -1};
+    struct egress_sandbox sandbox;
+} conf = {.port = EGRESS_PROXY_PORT, .pid_dir = DEFAULT_PID_DIR, .pidfd = -1, .head_timeout_s = DEFAULT_HEAD_TIMEOUT_S};
 
-/* Shared by the connection threads. */
+/* The worker's, shared by its connection threads. */
 static atomic_uint_fast64_t bytes_total;
-static atomic_long denials;
 static atomic_int connections;
-static atomic_bool cap_reported, killed;
+static atomic_bool cap_reported;
 static pthread_mutex_t rate_lock = PTHREAD_MUTEX_INITIALIZER;
 static long long rate_next_ns;
 
@@ -96,7 +116,8 @@ static void usage(FILE *f)
             "io.agentcage.egress (comma-separated host[:port], *.suffix wildcards; no port = 80 and 443).\n"
             "Annotations io.agentcage.egress-rate (bytes/s, default 1MiB), io.agentcage.egress-bytes\n"
             "(total, default 100MiB) and io.agentcage.max-denials (default %d) may only tighten the\n"
-            "operator's ceilings below.\n\n"
+            "operator's ceilings below. The process reading the container's bytes runs as USER, with no\n"
+            "capabilities, seccomp, Landlock and an empty read-only root (rootless: as the invoking user).\n\n"
             "Options:\n"
             "  --audit-log FILE     audit trail (default " AUDIT_DEFAULT_LOG ")\n"
             "  --port N             proxy port inside the container (default %d)\n"
@@ -104,12 +125,15 @@ static void usage(FILE *f)
             "  --max-rate SIZE      ceiling of bytes per second\n"
             "  --max-bytes SIZE     ceiling of total bytes\n"
             "  --max-denials N      ceiling of refused requests before the container is killed (0: never)\n"
+            "  --head-timeout SECS  time for a request head or a ClientHello to arrive (default %d)\n"
+            "  --user USER          the unprivileged user of the proxy (default " DEFAULT_USER ")\n"
+            "  --resolv-conf FILE   the resolver configuration the proxy uses (default /etc/resolv.conf)\n"
             "  --pid-dir DIR        where the proxy's pid file lives (default " DEFAULT_PID_DIR ")\n"
             "  --test-resolve LIST  name=ip,...: resolve these names to these addresses (tests only;\n"
             "                       also $AGENTCAGE_EGRESS_TEST_RESOLVE)\n"
             "  --stop               kill the container's proxy (poststop)\n"
             "  --help\n",
-            DEFAULT_MAX_DENIALS, EGRESS_PROXY_PORT);
+            DEFAULT_MAX_DENIALS, EGRESS_PROXY_PORT, DEFAULT_HEAD_TIMEOUT_S);
 }
 
 static void __attribute__((noreturn)) die_error(ac_error_t *err)
@@ -119,113 +143,11 @@ static void __attribute__((noreturn)) die_error(ac_error_t *err)
     exit(1);
 }
 
-static void audit_or_warn(const char *event, ...) __attribute__((sentinel));
-/* Audit from the proxy: a failure to write is reported on stderr, which is
- * /dev/null in the daemon, so the decision itself stands either way (a
- * refusal stays a refusal). */
-static void audit_or_warn(const char *event, ...)
-{
-    cleanup_error ac_error_t err = NULL;
-    va_list ap;
-    va_start(ap, event);
-    if (audit_recordv(conf.audit_log, event, conf.id, &err, ap) < 0) {
-        cleanup_free char *msg = ac_error_string(err);
-        fprintf(stderr, PROG ": audit: %s\n", msg);
-    }
-    va_end(ap);
-}
-
 static long long mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void lowercase(char *s)
-{
-    for (; *s; s++)
-        *s = (char)tolower((unsigned char)*s);
-}
-
-static bool is_ip_literal(const char *host)
-{
-    unsigned char buf[sizeof(struct in6_addr)];
-    return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
-}
-
-/* "host", "host:port", "[v6]", "[v6]:port" -> host (malloc'd, lowercase,
- * no brackets, no trailing dot) and port (0 when absent). On failure *host
- * is NULL: what the helper allocated it has freed and cleared, so the
- * caller's cleanup_free never sees it twice. */
-static int split_host_port(const char *s, char **host, int *port)
-{
-    const char *colon;
-    size_t hlen;
-    if (s[0] == '[') {
-        const char *close = strchr(s, ']');
-        if (!close)
-            return -1;
-        s++;
-        hlen = (size_t)(close - s);
-        colon = close[1] == ':' ? close + 1 : NULL;
-        if (close[1] && !colon)
-            return -1;
-    } else {
-        colon = strrchr(s, ':');
-        if (colon && strchr(s, ':') != colon)
-            return -1; /* bare IPv6 without brackets: ambiguous */
-        hlen = colon ? (size_t)(colon - s) : strlen(s);
-    }
-    *port = 0;
-    if (colon) {
-        uint64_t p;
-        if (parse_uint64(colon + 1, &p) < 0 || p == 0 || p > 65535)
-            return -1;
-        *port = (int)p;
-    }
-    if (hlen == 0 || hlen > 253)
-        return -1;
-    *host = strndup(s, hlen);
-    lowercase(*host);
-    size_t n = strlen(*host);
-    if (n > 1 && (*host)[n - 1] == '.')
-        (*host)[n - 1] = '\0';
-    for (const char *p = *host; *p; p++)
-        if (!isalnum((unsigned char)*p) && !strchr("-._:*", *p)) {
-            free(*host);
-            *host = NULL;
-            return -1;
-        }
-    return 0;
-}
-
-static int parse_allowlist(const char *list, ac_error_t *err)
-{
-    cleanup_free char *copy = xstrdup(list);
-    char *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        while (isspace((unsigned char)*tok))
-            tok++;
-        char *end = tok + strlen(tok);
-        while (end > tok && isspace((unsigned char)end[-1]))
-            *--end = '\0';
-        if (!*tok)
-            continue;
-        struct allow_rule r = {0};
-        if (split_host_port(tok, &r.host, &r.port) < 0)
-            return ac_error(err, 0, "io.agentcage.egress: bad entry `%s` (expected host[:port] or *.suffix[:port])",
-                            tok);
-        if (strncmp(r.host, "*.", 2) == 0) {
-            r.wildcard = true;
-            memmove(r.host, r.host + 1, strlen(r.host)); /* keep the dot */
-        }
-        if (strchr(r.host, '*') || (r.wildcard && strlen(r.host) < 2))
-            return ac_error(err, 0, "io.agentcage.egress: bad wildcard `%s` (only a leading *. is allowed)", tok);
-        conf.rules = xrealloc(conf.rules, (conf.n_rules + 1) * sizeof(*conf.rules));
-        conf.rules[conf.n_rules++] = r;
-    }
-    return 0;
 }
 
 static int parse_test_resolve(const char *list, ac_error_t *err)
@@ -234,60 +156,48 @@ static int parse_test_resolve(const char *list, ac_error_t *err)
     char *save = NULL;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
-        if (!eq || eq == tok || !is_ip_literal(eq + 1))
+        if (!eq || eq == tok || !egress_is_ip_literal(eq + 1))
             return ac_error(err, 0, "--test-resolve: expected name=ip, got `%s`", tok);
         *eq = '\0';
         conf.test = xrealloc(conf.test, (conf.n_test + 1) * sizeof(*conf.test));
         conf.test[conf.n_test].name = xstrdup(tok);
-        lowercase(conf.test[conf.n_test].name);
+        for (char *c = conf.test[conf.n_test].name; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
         conf.test[conf.n_test++].addr = xstrdup(eq + 1);
     }
     return 0;
 }
 
-/* NULL when host:port is allowed, else why not. */
-static const char *check_allowed(const char *host, int port)
-{
-    bool literal = is_ip_literal(host);
-    bool name_listed = false;
-    for (size_t i = 0; i < conf.n_rules; i++) {
-        const struct allow_rule *r = &conf.rules[i];
-        bool match;
-        if (r->wildcard) {
-            size_t hl = strlen(host), sl = strlen(r->host);
-            match = !literal && hl > sl && strcmp(host + hl - sl, r->host) == 0;
-        } else {
-            match = strcmp(host, r->host) == 0;
-        }
-        if (!match)
-            continue;
-        name_listed = true;
-        if (r->port ? r->port == port : (port == 80 || port == 443))
-            return NULL;
-    }
-    if (name_listed)
-        return "port not allowed for this host";
-    return literal ? "IP literal not in allowlist" : "host not in allowlist";
-}
+/* ================================================================ the worker */
 
-/* Addresses the host side must never be led to by a name: its own
- * loopback, link-local (cloud metadata) and unspecified addresses. */
-static bool forbidden_address(const struct sockaddr *sa)
+/* A record for the writer (key, value pairs, NULL-terminated; keys with
+ * '=' carry numbers). The worker never writes the audit log itself; it
+ * waits for the writer's one-byte acknowledgement, so a decision is in the
+ * log before the client sees its effect (one record at a time: the lock
+ * keeps each acknowledgement with its record). */
+static void record(const char *event, ...) __attribute__((sentinel));
+static void record(const char *event, ...)
 {
-    if (sa->sa_family == AF_INET) {
-        uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
-        return (a >> 24) == 127 || (a >> 24) == 0 || (a >> 16) == 0xa9fe;
+    const char *kv[2 * EGRESS_RECORD_PAIRS + 1];
+    size_t n = 0;
+    va_list ap;
+    va_start(ap, event);
+    const char *item;
+    while (n < 2 * EGRESS_RECORD_PAIRS && (item = va_arg(ap, const char *)) != NULL)
+        kv[n++] = item;
+    va_end(ap);
+    kv[n] = NULL;
+    char buf[EGRESS_RECORD_MAX];
+    size_t len = egress_record_encode(buf, sizeof(buf), event, kv);
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    char ack;
+    pthread_mutex_lock(&lock);
+    /* a lost writer ends the worker soon (PR_SET_PDEATHSIG) */
+    if (len > 0 && send(WORKER_RECORD_FD, buf, len, MSG_NOSIGNAL) == (ssize_t)len &&
+        recv(WORKER_RECORD_FD, &ack, 1, 0) != 1) {
+        /* nothing to report to */
     }
-    if (sa->sa_family == AF_INET6) {
-        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-        if (IN6_IS_ADDR_V4MAPPED(a)) {
-            struct sockaddr_in v4 = {.sin_family = AF_INET};
-            memcpy(&v4.sin_addr, &a->s6_addr[12], 4);
-            return forbidden_address((const struct sockaddr *)&v4);
-        }
-        return IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_UNSPECIFIED(a) || IN6_IS_ADDR_LINKLOCAL(a);
-    }
-    return true;
+    pthread_mutex_unlock(&lock);
 }
 
 static int connect_with_timeout(const struct addrinfo *ai)
@@ -304,12 +214,12 @@ static int connect_with_timeout(const struct addrinfo *ai)
     return fd;
 }
 
-/* Resolve on the host side (or through the test map) and connect; the
- * address used goes to addr_out. -1 with a reason. */
+/* Resolve (or take the test map's address) and connect; the address used
+ * goes to addr_out. -1 with a reason. */
 static int connect_upstream(const char *host, int port, char *addr_out, size_t addr_len, const char **why)
 {
     const char *name = host;
-    bool trusted = is_ip_literal(host); /* listed literally by the operator or agent framework */
+    bool trusted = egress_is_ip_literal(host); /* listed literally by the operator or agent framework */
     for (size_t i = 0; i < conf.n_test; i++)
         if (strcmp(conf.test[i].name, host) == 0) {
             name = conf.test[i].addr;
@@ -326,7 +236,7 @@ static int connect_upstream(const char *host, int port, char *addr_out, size_t a
     int fd = -1;
     *why = "connect failed";
     for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-        if (!trusted && forbidden_address(ai->ai_addr)) {
+        if (!trusted && egress_forbidden_address(ai->ai_addr)) {
             *why = "name resolves to a loopback or link-local address";
             continue;
         }
@@ -341,29 +251,25 @@ static int connect_upstream(const char *host, int port, char *addr_out, size_t a
     return fd;
 }
 
-/* Count a refusal; past the threshold the container is treated as
- * compromised and killed. */
-static void count_denial(void)
+static void reply_status(int client, const char *status)
 {
-    long n = atomic_fetch_add(&denials, 1) + 1;
-    if (conf.max_denials <= 0 || n < conf.max_denials || atomic_exchange(&killed, true))
-        return;
-    char count[32], limit[32];
-    snprintf(count, sizeof(count), "%ld", n);
-    snprintf(limit, sizeof(limit), "%ld", conf.max_denials);
-    int r = pidfd_send_signal(conf.pidfd, SIGKILL, NULL, 0);
-    audit_or_warn("denial-kill", "=denials", count, "=limit", limit, "source", "egress", "result",
-                  r == 0 ? "killed" : "kill failed", NULL);
+    char msg[256];
+    int n = snprintf(msg, sizeof(msg), "HTTP/1.1 %s\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", status);
+    if (write_all(client, msg, (size_t)n) < 0) {
+        /* the client went away */
+    }
 }
 
+/* A refusal: audited (the writer counts it), and with reply a 403 naming
+ * it. host may be the raw text the client sent. */
 static void deny(int client, const char *method, const char *host, int port, const char *reason, bool reply)
 {
     char port_s[16];
     snprintf(port_s, sizeof(port_s), "%d", port);
-    audit_or_warn("egress-deny", "method", method, "host", host, "=port", port_s, "reason", reason, NULL);
+    record("egress-deny", "method", method, "host", host, "=port", port_s, "reason", reason, NULL);
     if (reply) {
         char body[512], msg[768];
-        int blen = snprintf(body, sizeof(body), "agentcage egress: %s:%d refused: %s\n", host, port, reason);
+        int blen = snprintf(body, sizeof(body), "agentcage egress: %.200s:%d refused: %s\n", host, port, reason);
         int n = snprintf(msg, sizeof(msg),
                          "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n"
                          "Content-Length: %d\r\n\r\n%s",
@@ -372,15 +278,14 @@ static void deny(int client, const char *method, const char *host, int port, con
             /* the client went away: nothing to tell */
         }
     }
-    count_denial();
 }
 
-static void reply_status(int client, const char *status)
+/* A request the proxy cannot read: audited as a refusal, answered with
+ * status (400, 408, 431). */
+static void refuse_request(int client, const char *status, const char *reason)
 {
-    cleanup_free char *msg = xasprintf("HTTP/1.1 %s\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", status);
-    if (write_all(client, msg, strlen(msg)) < 0) {
-        /* the client went away */
-    }
+    record("egress-deny", "reason", reason, NULL);
+    reply_status(client, status);
 }
 
 /* Wait until n more bytes fit the per-container rate (a shared schedule:
@@ -410,7 +315,7 @@ static bool account(size_t n)
     if (!atomic_exchange(&cap_reported, true)) {
         char cap[32];
         snprintf(cap, sizeof(cap), "%llu", (unsigned long long)conf.cap);
-        audit_or_warn("egress-deny", "reason", "byte cap reached, connection closed", "=cap", cap, NULL);
+        record("egress-deny", "reason", "byte cap reached, connection closed", "=cap", cap, NULL);
     }
     return false;
 }
@@ -450,101 +355,39 @@ static void relay(int client, int upstream)
     }
 }
 
-/* The SNI of a TLS ClientHello: 1 with the name, 0 when the hello has
- * none, -1 when buf is not a (complete, first-record) ClientHello. */
-static int client_hello_sni(const unsigned char *buf, size_t len, char *name, size_t name_len)
+/* One read before the deadline (CLOCK_MONOTONIC ns): >0 bytes, 0 at EOF,
+ * -1 on an error, -2 when the deadline passed. */
+static ssize_t read_by(int fd, void *buf, size_t len, long long deadline)
 {
-#define NEED(n)             \
-    do {                    \
-        if (p + (n) > end)  \
-            return -1;      \
-    } while (0)
-    if (len < 5 || buf[0] != 0x16)
-        return -1;
-    size_t rec_len = (size_t)buf[3] << 8 | buf[4];
-    if (len < 5 + rec_len)
-        return -1;
-    const unsigned char *p = buf + 5, *end = buf + 5 + rec_len;
-    NEED(4);
-    if (p[0] != 0x01) /* handshake type client_hello */
-        return -1;
-    size_t hs_len = (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
-    p += 4;
-    if (p + hs_len < end)
-        end = p + hs_len;
-    NEED(2 + 32 + 1);
-    p += 2 + 32;                   /* version, random */
-    p += 1 + p[0];                 /* session id */
-    NEED(2);
-    p += 2 + ((size_t)p[0] << 8 | p[1]); /* cipher suites */
-    NEED(1);
-    p += 1 + p[0];                 /* compression methods */
-    if (p == end)
-        return 0;                  /* no extensions */
-    NEED(2);
-    const unsigned char *ext_end = p + 2 + ((size_t)p[0] << 8 | p[1]);
-    p += 2;
-    if (ext_end > end)
-        return -1;
-    while (p + 4 <= ext_end) {
-        unsigned type = (unsigned)p[0] << 8 | p[1];
-        size_t elen = (size_t)p[2] << 8 | p[3];
-        p += 4;
-        if (p + elen > ext_end)
-            return -1;
-        if (type == 0) { /* server_name: list length, then (type, length, name) */
-            const unsigned char *q = p + 2, *qend = p + elen;
-            while (q + 3 <= qend) {
-                size_t nlen = (size_t)q[1] << 8 | q[2];
-                if (q + 3 + nlen > qend)
-                    return -1;
-                if (q[0] == 0) {
-                    if (nlen == 0 || nlen >= name_len)
-                        return -1;
-                    memcpy(name, q + 3, nlen);
-                    name[nlen] = '\0';
-                    lowercase(name);
-                    return 1;
-                }
-                q += 3 + nlen;
-            }
-            return -1;
-        }
-        p += elen;
-    }
-    return 0;
-#undef NEED
-}
-
-/* Read until buf holds a whole first TLS record (or it cannot be one). */
-static ssize_t read_client_hello(int fd, unsigned char *buf, size_t cap, size_t have)
-{
-    while (have < 5 || (buf[0] == 0x16 && have < 5 + ((size_t)buf[3] << 8 | buf[4]) && have < cap)) {
-        if (have >= 1 && buf[0] != 0x16)
-            break;
-        ssize_t n = read(fd, buf + have, cap - have);
-        if (n < 0 && errno == EINTR)
+    for (;;) {
+        long long left_ms = (deadline - mono_ns()) / 1000000;
+        if (left_ms <= 0)
+            return -2;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, (int)left_ms);
+        if (r < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
+        if (r == 0)
+            return -2;
+        if (r < 0)
             return -1;
-        have += (size_t)n;
+        ssize_t n = read(fd, buf, len);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        return n;
     }
-    return (ssize_t)have;
 }
-
-struct conn {
-    int client;
-};
 
 static void handle_connect(int client, const char *target, const char *rest, size_t rest_len)
 {
     cleanup_free char *host = NULL;
     int port;
-    if (split_host_port(target, &host, &port) < 0 || port == 0) {
+    const char *why;
+    if (egress_parse_host_port(target, 0, &host, &port, &why) < 0 || port == 0) {
         deny(client, "CONNECT", target, 0, "malformed CONNECT target", true);
         return;
     }
-    const char *why = check_allowed(host, port);
+    why = egress_allowlist_check(&conf.allow, host, port);
     if (!why && atomic_load(&bytes_total) >= conf.cap)
         why = "byte cap reached";
     if (why) {
@@ -554,22 +397,33 @@ static void handle_connect(int client, const char *target, const char *rest, siz
     static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
     if (write_all(client, established, sizeof(established) - 1) < 0)
         return;
-    /* Nothing leaves before the ClientHello names the same host. */
-    cleanup_free unsigned char *hello = xmalloc(16384 + 5);
-    size_t have = rest_len > 16384 + 5 ? 16384 + 5 : rest_len;
+    /* Nothing leaves before the ClientHello names the same host; it may
+     * span several records, and must come within the head timeout. */
+    cleanup_free unsigned char *hello = xmalloc(EGRESS_HELLO_WIRE_MAX);
+    size_t have = rest_len > EGRESS_HELLO_WIRE_MAX ? EGRESS_HELLO_WIRE_MAX : rest_len;
     memcpy(hello, rest, have);
-    ssize_t n = read_client_hello(client, hello, 16384 + 5, have);
     char sni[256];
-    int has_sni = n > 0 ? client_hello_sni(hello, (size_t)n, sni, sizeof(sni)) : -1;
-    if (has_sni < 0) {
+    long long deadline = mono_ns() + conf.head_timeout_s * 1000000000LL;
+    enum egress_hello h;
+    while ((h = egress_client_hello(hello, have, sni, sizeof(sni))) == EGRESS_HELLO_NEED_MORE &&
+           have < EGRESS_HELLO_WIRE_MAX) {
+        ssize_t n = read_by(client, hello + have, EGRESS_HELLO_WIRE_MAX - have, deadline);
+        if (n <= 0) {
+            deny(client, "CONNECT", host, port,
+                 n == -2 ? "no complete TLS ClientHello within the head timeout" : "no TLS ClientHello", false);
+            return;
+        }
+        have += (size_t)n;
+    }
+    if (h == EGRESS_HELLO_BAD || h == EGRESS_HELLO_NEED_MORE) {
         deny(client, "CONNECT", host, port, "no TLS ClientHello", false);
         return;
     }
-    if (has_sni == 0 && !is_ip_literal(host)) {
+    if (h == EGRESS_HELLO_NO_SNI && !egress_is_ip_literal(host)) {
         deny(client, "CONNECT", host, port, "TLS ClientHello without SNI", false);
         return;
     }
-    if (has_sni == 1 && strcmp(sni, host) != 0) {
+    if (h == EGRESS_HELLO_SNI && strcmp(sni, host) != 0) {
         cleanup_free char *reason = xasprintf("TLS SNI `%s` differs from CONNECT host", sni);
         deny(client, "CONNECT", host, port, reason, false);
         return;
@@ -582,162 +436,235 @@ static void handle_connect(int client, const char *target, const char *rest, siz
         deny(client, "CONNECT", host, port, why, false);
         return;
     }
-    audit_or_warn("egress-allow", "method", "CONNECT", "host", host, "=port", port_s, "address", addr, NULL);
-    if (!account((size_t)n) || write_all(upstream, hello, (size_t)n) < 0)
+    record("egress-allow", "method", "CONNECT", "host", host, "=port", port_s, "address", addr, NULL);
+    if (!account(have) || write_all(upstream, hello, have) < 0)
         return;
     relay(client, upstream);
 }
 
-static bool header_is(const char *line, const char *name)
-{
-    size_t n = strlen(name);
-    return strncasecmp(line, name, n) == 0 && line[n] == ':';
-}
-
 /* Plain HTTP: "GET http://host[:port]/path HTTP/1.1". The request goes out
- * in origin form with Connection: close, so one tunnel is one request. */
-static void handle_http(int client, const char *method, const char *target, const char *version,
-                        char *headers, const char *rest, size_t rest_len)
+ * in origin form with Host set from the URL and Connection: close, so one
+ * tunnel is one request. */
+static void handle_http(int client, const struct egress_request *req, const char *rest, size_t rest_len)
 {
-    if (strncasecmp(target, "http://", 7) != 0) {
-        deny(client, method, target, 0,
-             strncasecmp(target, "https://", 8) == 0 ? "https:// URL without CONNECT"
-                                                      : "not an absolute http:// URL (a proxy request)",
-             true);
-        return;
-    }
-    const char *authority = target + 7;
-    size_t alen = strcspn(authority, "/?#");
-    const char *path = authority[alen] == '/' ? authority + alen : "/";
-    cleanup_free char *auth = strndup(authority, alen);
-    cleanup_free char *host = NULL;
+    cleanup_free char *host = NULL, *path = NULL;
     int port;
-    if (strchr(auth, '@') || split_host_port(auth, &host, &port) < 0) {
-        deny(client, method, auth, 0, "malformed URL authority", true);
+    const char *why;
+    if (egress_parse_http_url(req->target, &host, &port, &path, &why) < 0) {
+        deny(client, req->method, req->target, 0, why, true);
         return;
     }
-    if (port == 0)
-        port = 80;
-    const char *why = check_allowed(host, port);
+    why = egress_allowlist_check(&conf.allow, host, port);
     if (!why && atomic_load(&bytes_total) >= conf.cap)
         why = "byte cap reached";
     if (why) {
-        deny(client, method, host, port, why, true);
+        deny(client, req->method, host, port, why, true);
         return;
     }
     char addr[INET6_ADDRSTRLEN] = "";
     cleanup_close int upstream = connect_upstream(host, port, addr, sizeof(addr), &why);
     if (upstream < 0) {
-        deny(client, method, host, port, why, true);
+        deny(client, req->method, host, port, why, true);
         return;
     }
     char port_s[16];
     snprintf(port_s, sizeof(port_s), "%d", port);
-    audit_or_warn("egress-allow", "method", method, "host", host, "=port", port_s, "address", addr, "path", path,
-                  NULL);
-    /* rebuild the head: origin-form target, hop-by-hop headers dropped */
-    size_t cap = strlen(headers) + strlen(path) + strlen(method) + 128;
-    cleanup_free char *out = xmalloc(cap);
-    int len = snprintf(out, cap, "%s %s %s\r\n", method, path, version);
-    char *save = NULL;
-    for (char *line = strtok_r(headers, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
-        if (header_is(line, "Proxy-Connection") || header_is(line, "Proxy-Authorization") ||
-            header_is(line, "Connection") || header_is(line, "Keep-Alive"))
-            continue;
-        len += snprintf(out + len, cap - (size_t)len, "%s\r\n", line);
-    }
-    len += snprintf(out + len, cap - (size_t)len, "Connection: close\r\n\r\n");
-    if (!account((size_t)len + rest_len) || write_all(upstream, out, (size_t)len) < 0 ||
-        write_all(upstream, rest, rest_len) < 0)
+    record("egress-allow", "method", req->method, "host", host, "=port", port_s, "address", addr, "path", path,
+           NULL);
+    size_t len;
+    cleanup_free char *out = egress_request_rebuild(req, host, port, path, &len);
+    if (!account(len + rest_len) || write_all(upstream, out, len) < 0 || write_all(upstream, rest, rest_len) < 0)
         return;
     relay(client, upstream);
 }
 
 static void *connection_thread(void *arg)
 {
-    struct conn *c = arg;
-    cleanup_close int client = c->client;
-    free(c);
+    cleanup_close int client = (int)(intptr_t)arg;
     struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
     setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    cleanup_free char *head = xmalloc(MAX_HEADER + 1);
+    cleanup_free char *head = xmalloc(EGRESS_HEAD_MAX + 1);
     size_t have = 0;
-    char *end = NULL;
-    while (!end && have < MAX_HEADER) {
-        ssize_t n = read(client, head + have, MAX_HEADER - have);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
+    long end = 0;
+    long long deadline = mono_ns() + conf.head_timeout_s * 1000000000LL;
+    while (end == 0 && have < EGRESS_HEAD_MAX) {
+        ssize_t n = read_by(client, head + have, EGRESS_HEAD_MAX - have, deadline);
+        if (n == -2) {
+            refuse_request(client, "408 Request Timeout", "request head not complete within the head timeout");
             goto out;
+        }
+        if (n <= 0) {
+            /* a connection closed before it asked anything is no request */
+            if (have > 0)
+                refuse_request(client, "400 Bad Request", "connection closed inside the request head");
+            goto out;
+        }
         have += (size_t)n;
-        head[have] = '\0';
-        end = strstr(head, "\r\n\r\n");
+        end = egress_head_end(head, have);
     }
-    if (!end) {
-        reply_status(client, "431 Request Header Fields Too Large");
+    if (end < 0) {
+        refuse_request(client, "400 Bad Request", "NUL byte in the request head");
         goto out;
     }
-    *end = '\0';
-    const char *rest = end + 4;
-    size_t rest_len = have - (size_t)(rest - head);
-    char *line_end = strstr(head, "\r\n");
-    char *headers = line_end ? line_end + 2 : head + strlen(head);
-    if (line_end)
-        *line_end = '\0';
-    char *save = NULL;
-    char *method = strtok_r(head, " ", &save), *target = strtok_r(NULL, " ", &save),
-         *version = strtok_r(NULL, " ", &save);
-    if (!method || !target || !version || strncmp(version, "HTTP/1.", 7) != 0) {
-        reply_status(client, "400 Bad Request");
+    if (end == 0) {
+        refuse_request(client, "431 Request Header Fields Too Large", "request head over 16 KiB");
         goto out;
     }
-    if (strcmp(method, "CONNECT") == 0)
-        handle_connect(client, target, rest, rest_len);
+    struct egress_request req;
+    const char *why;
+    if (egress_request_parse(head, (size_t)end, &req, &why) < 0) {
+        refuse_request(client, "400 Bad Request", why);
+        goto out;
+    }
+    if (strcmp(req.method, "CONNECT") == 0)
+        handle_connect(client, req.target, head + end, have - (size_t)end);
     else
-        handle_http(client, method, target, version, headers, rest, rest_len);
+        handle_http(client, &req, head + end, have - (size_t)end);
 out:
     atomic_fetch_sub(&connections, 1);
     return NULL;
 }
 
-static char *pid_file_path(const char *id) { return xasprintf("%s/%s.pid", conf.pid_dir, id); }
-
-/* The daemon: accept until the container's init exits. */
-static void __attribute__((noreturn)) serve(int listen_fd)
+/* The worker's loop: accept until the writer goes (its end of the record
+ * socket hangs up). */
+static void __attribute__((noreturn)) serve(void)
 {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, THREAD_STACK);
     for (;;) {
-        struct pollfd p[2] = {{.fd = listen_fd, .events = POLLIN}, {.fd = conf.pidfd, .events = POLLIN}};
+        struct pollfd p[2] = {{.fd = WORKER_LISTEN_FD, .events = POLLIN}, {.fd = WORKER_RECORD_FD, .events = 0}};
         if (poll(p, 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
             break;
         }
-        if (p[1].revents)
-            break; /* the container's init is gone */
+        if (p[1].revents & (POLLHUP | POLLERR))
+            break;
         if (!(p[0].revents & POLLIN))
             continue;
-        int client = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        int client = accept4(WORKER_LISTEN_FD, NULL, NULL, SOCK_CLOEXEC);
         if (client < 0)
             continue;
         if (atomic_fetch_add(&connections, 1) >= MAX_CONNECTIONS) {
             atomic_fetch_sub(&connections, 1);
             reply_status(client, "503 Too Many Connections");
             close(client);
+            char n[16];
+            snprintf(n, sizeof(n), "%d", MAX_CONNECTIONS);
+            record("egress-busy", "=connections", n, NULL);
             continue;
         }
-        struct conn *c = xmalloc(sizeof(*c));
-        c->client = client;
         pthread_t t;
-        if (pthread_create(&t, &attr, connection_thread, c) != 0) {
+        if (pthread_create(&t, &attr, connection_thread, (void *)(intptr_t)client) != 0) {
             atomic_fetch_sub(&connections, 1);
             close(client);
-            free(c);
         }
     }
-    /* remove our pid file unless a newer proxy took the name */
+    _exit(0);
+}
+
+/* The worker, just forked: its fds in place, the sandbox on, then it tells
+ * the writer through status (one byte 'R', or the error's line). */
+static void __attribute__((noreturn)) run_worker(int listen_fd, int record_fd, int status_fd, pid_t writer)
+{
+    ac_error_t err = NULL;
+    /* the listening socket and the record socket at fixed numbers, every
+     * other fd (the container's pidfd, the ready pipe) closed; first all
+     * above the targets, so no dup2 meets another's fd */
+    int fds[3] = {listen_fd, record_fd, status_fd};
+    for (int i = 0; i < 3; i++)
+        if ((fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 16)) < 0)
+            _exit(1);
+    for (int i = 0; i < 3; i++)
+        if (dup2(fds[i], WORKER_LISTEN_FD + i) < 0)
+            _exit(1);
+    if (close_range(WORKER_LISTEN_FD + 3, ~0U, 0) < 0)
+        _exit(1);
+    status_fd = WORKER_LISTEN_FD + 2;
+    /* one malloc arena: a thread per connection needs no arena of its own */
+    mallopt(M_ARENA_MAX, 1);
+    conf.sandbox.parent = writer;
+    if (egress_sandbox_enter(&conf.sandbox, &err) < 0) {
+        char *msg = ac_error_string(err);
+        if (write_all(status_fd, msg, strlen(msg)) < 0)
+            _exit(1);
+        _exit(1);
+    }
+    if (write(status_fd, "R", 1) != 1)
+        _exit(1);
+    close(status_fd);
+    serve();
+}
+
+/* ================================================================ the writer */
+
+static char *pid_file_path(const char *id) { return xasprintf("%s/%s.pid", conf.pid_dir, id); }
+
+static void audit_or_warn(const char *event, ...) __attribute__((sentinel));
+/* Audit from the writer: a failure to write is reported on stderr (the
+ * hook's while it starts, /dev/null later), so the decision stands either
+ * way (a refusal stays a refusal). */
+static void audit_or_warn(const char *event, ...)
+{
+    cleanup_error ac_error_t err = NULL;
+    va_list ap;
+    va_start(ap, event);
+    if (audit_recordv(conf.audit_log, event, conf.id, &err, ap) < 0) {
+        cleanup_free char *msg = ac_error_string(err);
+        fprintf(stderr, PROG ": audit: %s\n", msg);
+    }
+    va_end(ap);
+}
+
+/* A record the worker sent, whose shape egress_record_parse checked: to
+ * the log, under our container id. */
+static void audit_worker_record(const struct egress_record *rec)
+{
+    cleanup_free char *members = xstrdup("");
+    for (size_t i = 0; i < rec->n; i++) {
+        bool number = rec->key[i][0] == '=';
+        cleanup_free char *key = audit_json_string(number ? rec->key[i] + 1 : rec->key[i]);
+        cleanup_free char *value = number ? xstrdup(rec->value[i]) : audit_json_string(rec->value[i]);
+        char *grown = xasprintf("%s%s%s:%s", members, i ? "," : "", key, value);
+        free(members);
+        members = grown;
+    }
+    ac_error_t err = NULL;
+    if (audit_append(conf.audit_log, rec->event, conf.id, members, &err) < 0)
+        ac_error_free(&err);
+}
+
+/* Refusals counted; past the threshold the container is treated as
+ * compromised and killed. */
+static void count_denial(void)
+{
+    static long denials;
+    static bool killed;
+    denials++;
+    if (conf.max_denials <= 0 || denials < conf.max_denials || killed)
+        return;
+    killed = true;
+    char count[32], limit[32];
+    snprintf(count, sizeof(count), "%ld", denials);
+    snprintf(limit, sizeof(limit), "%ld", conf.max_denials);
+    int r = pidfd_send_signal(conf.pidfd, SIGKILL, NULL, 0);
+    audit_or_warn("denial-kill", "=denials", count, "=limit", limit, "source", "egress", "result",
+                  r == 0 ? "killed" : "kill failed", NULL);
+}
+
+static bool record_has(const struct egress_record *rec, const char *key)
+{
+    for (size_t i = 0; i < rec->n; i++)
+        if (strcmp(rec->key[i], key) == 0)
+            return true;
+    return false;
+}
+
+/* remove our pid file unless a newer proxy took the name */
+static void remove_pid_file(void)
+{
     cleanup_free char *path = pid_file_path(conf.id);
     cleanup_free char *text = NULL;
     size_t len;
@@ -745,8 +672,145 @@ static void __attribute__((noreturn)) serve(int listen_fd)
     if (read_all_file(path, &text, &len, &err) == 0 && atoi(text) == getpid())
         unlink(path);
     ac_error_free(&err);
+}
+
+/* How the worker ended, for the audit record. */
+static void worker_exit_text(int worker_pidfd, char *out, size_t len)
+{
+    siginfo_t si = {0};
+    if (waitid(P_PIDFD, (id_t)worker_pidfd, &si, WEXITED) < 0)
+        snprintf(out, len, "unknown");
+    else if (si.si_code == CLD_EXITED)
+        snprintf(out, len, "exit %d", si.si_status);
+    else
+        snprintf(out, len, "signal %s", sigabbrev_np(si.si_status) ? sigabbrev_np(si.si_status) : "?");
+}
+
+/* The writer's loop: records in, until the container's init or the worker
+ * is gone, or the worker sends something that is not a record. */
+static void __attribute__((noreturn)) run_writer(int record_fd, int worker_pidfd)
+{
+    static char msg[EGRESS_RECORD_MAX + 1];
+    for (;;) {
+        struct pollfd p[3] = {{.fd = record_fd, .events = POLLIN},
+                              {.fd = conf.pidfd, .events = POLLIN},
+                              {.fd = worker_pidfd, .events = POLLIN}};
+        if (poll(p, 3, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (p[0].revents & POLLIN) {
+            ssize_t n = recv(record_fd, msg, sizeof(msg), MSG_TRUNC);
+            struct egress_record rec;
+            const char *why = "message too long";
+            if (n > 0 && (size_t)n <= EGRESS_RECORD_MAX && egress_record_parse(msg, (size_t)n, &rec, &why) == 0) {
+                audit_worker_record(&rec);
+                if (send(record_fd, "A", 1, MSG_NOSIGNAL) != 1)
+                    break;
+                /* the cap's notice is the end of a transfer, not a refusal */
+                if (strcmp(rec.event, "egress-deny") == 0 && !record_has(&rec, "=cap"))
+                    count_denial();
+                continue;
+            }
+            if (n > 0) {
+                /* a worker that sends anything else is not ours any more */
+                pidfd_send_signal(worker_pidfd, SIGKILL, NULL, 0);
+                audit_or_warn("egress-proxy-stopped", "reason", "bad record from the worker", "detail", why, NULL);
+                break;
+            }
+        }
+        if (p[1].revents)
+            break; /* the container's init is gone */
+        if (p[2].revents || (p[0].revents & (POLLHUP | POLLERR))) {
+            char how[64];
+            worker_exit_text(worker_pidfd, how, sizeof(how));
+            audit_or_warn("egress-proxy-stopped", "reason", "the worker ended", "detail", how, NULL);
+            break;
+        }
+    }
+    pidfd_send_signal(worker_pidfd, SIGKILL, NULL, 0);
+    remove_pid_file();
     _exit(0);
 }
+
+/* The daemon, in its own session with stdio on /dev/null: pid file, start
+ * record, the worker forked and confined, our own privileges dropped; then
+ * 'R' (or the error's line) on ready and the writer's loop. */
+static void __attribute__((noreturn)) run_daemon(int listen_fd, int ready)
+{
+    ac_error_t err = NULL;
+    cleanup_free char *path = pid_file_path(conf.id);
+    cleanup_free char *tmp = xasprintf("%s.tmp%d", path, getpid());
+    cleanup_free char *text = xasprintf("%d", getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 || write_all(fd, text, strlen(text)) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
+        ac_error(&err, errno, "pid file `%s`", path);
+        goto fail;
+    }
+    char port_s[16], rate_s[32], cap_s[32], den_s[32];
+    snprintf(port_s, sizeof(port_s), "%d", conf.port);
+    snprintf(rate_s, sizeof(rate_s), "%llu", (unsigned long long)conf.rate);
+    snprintf(cap_s, sizeof(cap_s), "%llu", (unsigned long long)conf.cap);
+    snprintf(den_s, sizeof(den_s), "%ld", conf.max_denials);
+    if (audit_record(conf.audit_log, "egress-proxy-started", conf.id, &err, "allow", conf.allow_text, "=port", port_s,
+                     "=rate", rate_s, "=cap", cap_s, "=max_denials", den_s, NULL) < 0)
+        goto fail; /* no audit trail, no door */
+    int rec[2], status[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rec) < 0 || pipe2(status, O_CLOEXEC) < 0) {
+        ac_error(&err, errno, "socketpair");
+        goto fail;
+    }
+    pid_t writer = getpid(), worker = fork();
+    if (worker < 0) {
+        ac_error(&err, errno, "fork the worker");
+        goto fail;
+    }
+    if (worker == 0) {
+        close(ready);
+        run_worker(listen_fd, rec[1], status[1], writer);
+    }
+    close(listen_fd);
+    close(rec[1]);
+    close(status[1]);
+    int worker_pidfd = pidfd_open(worker, 0);
+    if (worker_pidfd < 0) {
+        kill(worker, SIGKILL);
+        ac_error(&err, errno, "pidfd_open of the worker");
+        goto fail;
+    }
+    /* the writer's own drop: what it writes is all it may touch */
+    cleanup_free char *log_copy = xstrdup(conf.audit_log ? conf.audit_log : AUDIT_DEFAULT_LOG);
+    const char *dirs[] = {dirname(log_copy), conf.pid_dir, NULL};
+    char msg[512];
+    ssize_t n;
+    if (egress_writer_drop(dirs, &err) < 0) {
+        pidfd_send_signal(worker_pidfd, SIGKILL, NULL, 0);
+        goto fail;
+    }
+    do
+        n = read(status[0], msg, sizeof(msg) - 1);
+    while (n < 0 && errno == EINTR);
+    close(status[0]);
+    if (n != 1 || msg[0] != 'R') {
+        msg[n > 0 ? n : 0] = '\0';
+        pidfd_send_signal(worker_pidfd, SIGKILL, NULL, 0);
+        ac_error(&err, 0, "%s", n > 0 ? msg : "the proxy's worker did not start");
+        goto fail;
+    }
+    if (write(ready, "R", 1) != 1)
+        _exit(1);
+    close(ready);
+    run_writer(rec[0], worker_pidfd);
+fail:;
+    char *line = ac_error_string(err);
+    if (write_all(ready, line, strlen(line)) < 0)
+        _exit(1);
+    remove_pid_file();
+    _exit(1);
+}
+
+/* ================================================================ the hook */
 
 /* Bring lo up in the current (the container's) namespace: the proxy binds
  * 127.0.0.1 there before the runtime's own setup may have done it. */
@@ -853,7 +917,8 @@ static int listen_in_container(pid_t pid, ac_error_t *err)
 
 /* Double fork: the daemon is reparented, in a session of its own, with
  * stdio on /dev/null (so it holds no pipe of the runtime or the engine);
- * it writes its pid file and tells us it is ready through a pipe. */
+ * it tells us through a pipe that it and its worker are ready, or why
+ * not. */
 static int start_daemon(int listen_fd, ac_error_t *err)
 {
     int ready[2];
@@ -880,33 +945,22 @@ static int start_daemon(int listen_fd, ac_error_t *err)
             _exit(1);
         signal(SIGPIPE, SIG_IGN);
         signal(SIGHUP, SIG_IGN);
-        cleanup_free char *path = pid_file_path(conf.id);
-        cleanup_free char *tmp = xasprintf("%s.tmp%d", path, getpid());
-        cleanup_free char *text = xasprintf("%d", getpid());
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0 || write_all(fd, text, strlen(text)) < 0)
-            _exit(1);
-        close(fd);
-        if (rename(tmp, path) < 0)
-            _exit(1);
-        if (write(ready[1], "R", 1) != 1)
-            _exit(1);
-        close(ready[1]);
-        serve(listen_fd);
+        run_daemon(listen_fd, ready[1]);
     }
     close(ready[1]);
     int status;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR)
         ;
-    char c;
+    char msg[512];
     ssize_t n;
     do
-        n = read(ready[0], &c, 1);
+        n = read(ready[0], msg, sizeof(msg) - 1);
     while (n < 0 && errno == EINTR);
     close(ready[0]);
-    if (n != 1)
-        return ac_error(err, 0, "the proxy daemon did not start");
-    return 0;
+    if (n == 1 && msg[0] == 'R')
+        return 0;
+    msg[n > 0 ? n : 0] = '\0';
+    return ac_error(err, 0, "%s", n > 0 ? msg : "the proxy daemon did not start");
 }
 
 /* Annotation value tightened under the operator's ceiling. */
@@ -926,7 +980,8 @@ static int limit_from(const struct hook_state *st, const char *key, uint64_t cei
 }
 
 /* poststop: kill the proxy by its pid file, after making sure that pid is
- * still one of ours (/proc/PID/exe is this program). */
+ * still one of ours (/proc/PID/exe is this program). Its worker follows
+ * (PR_SET_PDEATHSIG). */
 static int stop_proxy(const struct hook_state *st, ac_error_t *err)
 {
     cleanup_free char *path = pid_file_path(st->id);
@@ -968,19 +1023,78 @@ static int stop_proxy(const struct hook_state *st, ac_error_t *err)
     return 0;
 }
 
+/* Who the worker becomes: rootless, who we are (no other uid is ours to
+ * take); with host root, the proxy's own system user. */
+static int choose_user(const char *user, ac_error_t *err)
+{
+    bool rootless;
+    if (rootless_detect(NULL, &rootless, err) < 0)
+        return -1;
+    if (rootless) {
+        if (user)
+            return ac_error(err, 0, "--user `%s`: rootless, the proxy runs as the invoking user", user);
+        conf.sandbox.change_user = false;
+        return 0;
+    }
+    const char *name = user ? user : DEFAULT_USER;
+    errno = 0;
+    struct passwd *pw = getpwnam(name);
+    if (!pw)
+        return ac_error(err, errno,
+                        "the proxy's user `%s` does not exist (`make install` creates " DEFAULT_USER
+                        ", or give --user)",
+                        name);
+    if (pw->pw_uid == 0 || pw->pw_gid == 0)
+        return ac_error(err, 0, "the proxy's user `%s` is root's uid or gid: it must be unprivileged", name);
+    conf.sandbox.change_user = true;
+    conf.sandbox.uid = pw->pw_uid;
+    conf.sandbox.gid = pw->pw_gid;
+    return 0;
+}
+
+static void sandbox_port(int port)
+{
+    struct egress_sandbox *sb = &conf.sandbox;
+    for (size_t i = 0; i < sb->n_ports; i++)
+        if (sb->ports[i] == port)
+            return;
+    if (sb->n_ports < EGRESS_SANDBOX_PORTS_MAX)
+        sb->ports[sb->n_ports++] = port;
+}
+
+/* The TCP ports the worker may connect to: those of the allowlist (80 and
+ * 443 for an entry without one) and 53 for DNS over TCP. */
+static void sandbox_ports(void)
+{
+    sandbox_port(53);
+    for (size_t i = 0; i < conf.allow.n; i++) {
+        if (conf.allow.rules[i].port) {
+            sandbox_port(conf.allow.rules[i].port);
+        } else {
+            sandbox_port(80);
+            sandbox_port(443);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
-    enum { OPT_AUDIT = 256, OPT_PORT, OPT_ALLOW, OPT_RATE, OPT_BYTES, OPT_DENIALS, OPT_PIDDIR, OPT_TEST, OPT_STOP };
+    enum {
+        OPT_AUDIT = 256, OPT_PORT, OPT_ALLOW, OPT_RATE, OPT_BYTES, OPT_DENIALS, OPT_PIDDIR, OPT_TEST, OPT_STOP,
+        OPT_USER, OPT_RESOLV, OPT_HEAD_TIMEOUT
+    };
     static const struct option opts[] = {
         {"audit-log", required_argument, NULL, OPT_AUDIT}, {"port", required_argument, NULL, OPT_PORT},
         {"allow", required_argument, NULL, OPT_ALLOW},     {"max-rate", required_argument, NULL, OPT_RATE},
         {"max-bytes", required_argument, NULL, OPT_BYTES}, {"max-denials", required_argument, NULL, OPT_DENIALS},
         {"pid-dir", required_argument, NULL, OPT_PIDDIR},  {"test-resolve", required_argument, NULL, OPT_TEST},
+        {"user", required_argument, NULL, OPT_USER},       {"resolv-conf", required_argument, NULL, OPT_RESOLV},
+        {"head-timeout", required_argument, NULL, OPT_HEAD_TIMEOUT},
         {"stop", no_argument, NULL, OPT_STOP},             {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     cleanup_error ac_error_t err = NULL;
-    const char *allow = NULL, *test = getenv("AGENTCAGE_EGRESS_TEST_RESOLVE");
+    const char *allow = NULL, *test = getenv("AGENTCAGE_EGRESS_TEST_RESOLVE"), *user = NULL;
     uint64_t max_rate = DEFAULT_RATE, max_bytes = DEFAULT_BYTES, max_denials = DEFAULT_MAX_DENIALS, v;
     bool stop = false;
     int c;
@@ -988,11 +1102,13 @@ int main(int argc, char **argv)
         switch (c) {
         case OPT_AUDIT: conf.audit_log = optarg; break;
         case OPT_PORT:
-            if (parse_uint64(optarg, &v) < 0 || v == 0 || v > 65535) {
-                fprintf(stderr, PROG ": --port: expected 1..65535, got `%s`\n", optarg);
+        case OPT_HEAD_TIMEOUT:
+            if (parse_uint64(optarg, &v) < 0 || v == 0 || v > (c == OPT_PORT ? 65535 : 3600)) {
+                fprintf(stderr, PROG ": %s: expected 1..%d, got `%s`\n", c == OPT_PORT ? "--port" : "--head-timeout",
+                        c == OPT_PORT ? 65535 : 3600, optarg);
                 return 2;
             }
-            conf.port = (int)v;
+            *(c == OPT_PORT ? &conf.port : &conf.head_timeout_s) = (int)v;
             break;
         case OPT_ALLOW: allow = optarg; break;
         case OPT_RATE:
@@ -1011,6 +1127,8 @@ int main(int argc, char **argv)
             break;
         case OPT_PIDDIR: conf.pid_dir = optarg; break;
         case OPT_TEST: test = optarg; break;
+        case OPT_USER: user = optarg; break;
+        case OPT_RESOLV: conf.sandbox.resolv_conf = optarg; break;
         case OPT_STOP: stop = true; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -1042,32 +1160,27 @@ int main(int argc, char **argv)
     }
     if (!allow)
         allow = hook_state_annotation(&st, "io.agentcage.egress");
-    if (parse_allowlist(allow ? allow : "", &err) < 0 || (test && parse_test_resolve(test, &err) < 0) ||
+    conf.allow_text = allow ? allow : "";
+    if (egress_allowlist_parse(allow ? allow : "", &conf.allow, &err) < 0 ||
+        (test && parse_test_resolve(test, &err) < 0) ||
         limit_from(&st, "io.agentcage.egress-rate", max_rate, &conf.rate, &err) < 0 ||
         limit_from(&st, "io.agentcage.egress-bytes", max_bytes, &conf.cap, &err) < 0 ||
-        limit_from(&st, "io.agentcage.max-denials", max_denials ? max_denials : UINT64_MAX, &v, &err) < 0)
+        limit_from(&st, "io.agentcage.max-denials", max_denials ? max_denials : UINT64_MAX, &v, &err) < 0 ||
+        choose_user(user, &err) < 0)
         die_error(&err);
     /* a ceiling of 0 (never kill) lets the annotation choose a count */
     conf.max_denials = v == UINT64_MAX ? 0 : v > LONG_MAX ? LONG_MAX : (long)v;
     if (conf.rate == 0)
         conf.rate = 1;
+    conf.sandbox.max_fds = 2 * MAX_CONNECTIONS + 32;
+    sandbox_ports();
     conf.pidfd = pidfd_open(st.pid, 0);
     if (conf.pidfd < 0) {
         ac_error(&err, errno, "pidfd_open of the container's init %d", st.pid);
         die_error(&err);
     }
     int listen_fd = listen_in_container(st.pid, &err);
-    if (listen_fd < 0)
-        die_error(&err);
-    char port_s[16], rate_s[32], cap_s[32], den_s[32];
-    snprintf(port_s, sizeof(port_s), "%d", conf.port);
-    snprintf(rate_s, sizeof(rate_s), "%llu", (unsigned long long)conf.rate);
-    snprintf(cap_s, sizeof(cap_s), "%llu", (unsigned long long)conf.cap);
-    snprintf(den_s, sizeof(den_s), "%ld", conf.max_denials);
-    if (audit_record(conf.audit_log, "egress-proxy-started", conf.id, &err, "allow", allow ? allow : "", "=port",
-                     port_s, "=rate", rate_s, "=cap", cap_s, "=max_denials", den_s, NULL) < 0)
-        die_error(&err); /* no audit trail, no door */
-    if (start_daemon(listen_fd, &err) < 0)
+    if (listen_fd < 0 || start_daemon(listen_fd, &err) < 0)
         die_error(&err);
     return 0;
 }

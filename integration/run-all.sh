@@ -56,6 +56,11 @@ done
 
 # ---- integration tests
 source "$IT_DIR/lib.sh"
+# the egress proxy's worker runs as this system user (make install makes it)
+if ! "$REPO_DIR/scripts/egress-user.sh"; then
+    echo "FAIL - integration: cannot make the system user agentcage-egress"
+    failed=$((failed + 1))
+fi
 if ! ROOTFS="$("$IT_DIR/rootfs.sh")"; then
     echo "FAIL - integration: cannot build the test rootfs"
     echo "$passed passed, $((failed + 1)) failed"

@@ -64,7 +64,9 @@ PY
     for ((i = 0; i < 100; i++)); do [ -s "$T/ports" ] && break; sleep 0.05; done
     [ -s "$T/ports" ] || fail "upstream servers did not start"
     read -r HTTP_PORT SINK_PORT < "$T/ports"
+    UPSTREAMS_PID=$BG_PID
 }
+eh_stop_upstreams() { kill "$UPSTREAMS_PID" 2>/dev/null; wait "$UPSTREAMS_PID" 2>/dev/null; return 0; }
 
 # eh_hooks_dir: the operator's hooks dir, with the client for the container.
 eh_hooks_dir() {
@@ -134,4 +136,5 @@ test_egress_bad_hosts_keep_proxy_up() {
     done
     eh_audit_has '"host":"a%41.test:443","port":0,"reason":"malformed CONNECT target"'
     eh_stop "$id"
+    eh_stop_upstreams
 }

@@ -142,6 +142,11 @@ build_payload() {
         cp -L /lib64/ld-linux-x86-64.so.2 "$tmp/lib64/"
     fi
     cp -a "$rootfs" "$tmp/rootfs"
+    # the egress proxy's worker runs as the system user agentcage-egress
+    # (the host's make install makes it; the guest has no passwd of its own)
+    mkdir -p "$tmp/etc"
+    printf 'root:x:0:0:root:/root:/bin/sh\nagentcage-egress:x:990:990::/nonexistent:/bin/false\n' > "$tmp/etc/passwd"
+    printf 'root:x:0:\nagentcage-egress:x:990:\n' > "$tmp/etc/group"
     install -m 0755 "$here/guest-tests.sh" "$tmp/vm/guest-tests.sh"
     cpio_of "$tmp" "$cache/payload.cpio.tmp"
     mv "$cache/payload.cpio.tmp" "$cache/payload.cpio"

@@ -1,0 +1,319 @@
+/* The egress proxy's confinement (see egress_sandbox.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/linux/caps.h"
+#include "runtime/linux/landlock.h"
+#include "runtime/linux/landlock_abi.h"
+#include "runtime/util/utils.h"
+#include "hooks/egress_sandbox.h"
+
+/* The worker's empty root is a tmpfs mounted over /proc (a directory every
+ * host has) in its own mount namespace, then made the root. */
+#define NEW_ROOT "/proc"
+
+/* What glibc's resolver reads: bound read-only into the empty root. */
+static const char *const resolver_files[] = {"resolv.conf", "hosts", "nsswitch.conf", "gai.conf", "host.conf"};
+#define N_RESOLVER_FILES (sizeof(resolver_files) / sizeof(resolver_files[0]))
+
+static int landlock_add(int ruleset, int type, const void *attr, const char *what, ac_error_t *err)
+{
+    if (syscall(SYS_landlock_add_rule, ruleset, type, attr, 0) < 0)
+        return ac_error(err, errno, "egress sandbox: Landlock rule for %s", what);
+    return 0;
+}
+
+/* A ruleset handling every filesystem right (and, from ABI 4, TCP bind and
+ * connect; from ABI 6 the given scopes). */
+static int landlock_ruleset(int abi, uint64_t scoped, ac_error_t *err)
+{
+    if (abi < 1)
+        return ac_error(err, 0, "egress sandbox: this kernel has no Landlock (CONFIG_SECURITY_LANDLOCK, lsm=)");
+    struct ac_landlock_ruleset_attr attr = {
+        .handled_access_fs = AC_LANDLOCK_FS_ALL(abi),
+        .handled_access_net = abi >= 4 ? AC_LANDLOCK_ACCESS_NET_BIND_TCP | AC_LANDLOCK_ACCESS_NET_CONNECT_TCP : 0,
+        .scoped = abi >= 6 ? scoped : 0,
+    };
+    int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, AC_LANDLOCK_RULESET_SIZE(abi), 0);
+    if (fd < 0)
+        return ac_error(err, errno, "egress sandbox: Landlock ruleset");
+    return fd;
+}
+
+static int landlock_allow_path(int ruleset, const char *path, uint64_t access, ac_error_t *err)
+{
+    cleanup_close int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0)
+        return ac_error(err, errno, "egress sandbox: open `%s`", path);
+    struct landlock_path_beneath_attr attr = {.allowed_access = access, .parent_fd = fd};
+    return landlock_add(ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr, path, err);
+}
+
+static int landlock_enforce(int ruleset, ac_error_t *err)
+{
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return ac_error(err, errno, "egress sandbox: prctl(PR_SET_NO_NEW_PRIVS)");
+    if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
+        return ac_error(err, errno, "egress sandbox: Landlock restrict");
+    return 0;
+}
+
+/* The bounding set: everything but keep (a mask) goes, where we may. */
+static int drop_bounding(uint64_t keep, ac_error_t *err)
+{
+    int max = caps_known_max();
+    for (int cap = 0; cap <= max; cap++)
+        if (!(keep & (1ULL << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL &&
+            errno != EPERM) /* EPERM: no CAP_SETPCAP (rootless); no_new_privs bars regaining any */
+            return ac_error(err, errno, "egress sandbox: drop capability %d from the bounding set", cap);
+    return 0;
+}
+
+/* Permitted and effective: only those of keep we have now; inheritable and
+ * ambient: nothing. */
+static int caps_keep_only(uint64_t keep, ac_error_t *err)
+{
+    int max = caps_known_max();
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+        return ac_error(err, errno, "egress sandbox: clear the ambient capabilities");
+    cap_t now = cap_get_proc(), want = cap_init();
+    if (!now || !want) {
+        cap_free(now);
+        cap_free(want);
+        return ac_error(err, errno, "egress sandbox: cap_get_proc");
+    }
+    for (int cap = 0; cap <= max; cap++) {
+        cap_flag_value_t have = CAP_CLEAR;
+        cap_value_t v = cap;
+        if ((keep & (1ULL << cap)) && cap_get_flag(now, v, CAP_PERMITTED, &have) == 0 && have == CAP_SET) {
+            cap_set_flag(want, CAP_PERMITTED, 1, &v, CAP_SET);
+            cap_set_flag(want, CAP_EFFECTIVE, 1, &v, CAP_SET);
+        }
+    }
+    int r = cap_set_proc(want);
+    int saved = errno;
+    cap_free(now);
+    cap_free(want);
+    if (r < 0)
+        return ac_error(err, saved, "egress sandbox: set capabilities");
+    return 0;
+}
+
+/* Rootless without CAP_SYS_ADMIN: a user namespace of our own, mapping
+ * just our ids to themselves, to own the mount namespace. */
+static int own_user_namespace(ac_error_t *err)
+{
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+        return ac_error(err, errno, "egress sandbox: unshare a user and mount namespace");
+    char map[64];
+    snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
+    if (write_file("/proc/self/setgroups", "deny", 4, err) < 0 || write_file("/proc/self/uid_map", map, strlen(map), err) < 0)
+        return -1;
+    snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
+    return write_file("/proc/self/gid_map", map, strlen(map), err);
+}
+
+static int mount_or_fail(const char *src, const char *dst, const char *type, unsigned long flags, const char *data,
+                         ac_error_t *err)
+{
+    if (mount(src, dst, type, flags, data) < 0)
+        return ac_error(err, errno, "egress sandbox: mount `%s` on `%s`", src ? src : "(none)", dst);
+    return 0;
+}
+
+/* The empty read-only root with the resolver's files. */
+static int empty_root(const struct egress_sandbox *sb, ac_error_t *err)
+{
+    char sources[N_RESOLVER_FILES][PATH_MAX];
+    for (size_t i = 0; i < N_RESOLVER_FILES; i++) {
+        cleanup_free char *path = i == 0 && sb->resolv_conf ? xstrdup(sb->resolv_conf)
+                                                            : xasprintf("/etc/%s", resolver_files[i]);
+        struct stat st;
+        /* the host's files as they resolve now (resolv.conf is often a
+         * symlink into /run); a missing one is left out */
+        if (!realpath(path, sources[i]) || stat(sources[i], &st) < 0 || !S_ISREG(st.st_mode)) {
+            if (i == 0 && sb->resolv_conf)
+                return ac_error(err, 0, "--resolv-conf `%s`: not a regular file", path);
+            sources[i][0] = '\0';
+        }
+    }
+    if (unshare(CLONE_NEWNS) < 0) {
+        if (errno != EPERM || sb->change_user)
+            return ac_error(err, errno, "egress sandbox: unshare the mount namespace");
+        if (own_user_namespace(err) < 0)
+            return -1;
+    }
+    if (mount_or_fail(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL, err) < 0 ||
+        mount_or_fail("agentcage-egress", NEW_ROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                      "size=64k,nr_inodes=16,mode=0755", err) < 0)
+        return -1;
+    if (mkdir(NEW_ROOT "/etc", 0755) < 0)
+        return ac_error(err, errno, "egress sandbox: mkdir");
+    for (size_t i = 0; i < N_RESOLVER_FILES; i++) {
+        if (!sources[i][0])
+            continue;
+        cleanup_free char *dst = xasprintf(NEW_ROOT "/etc/%s", resolver_files[i]);
+        int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+        if (fd < 0)
+            return ac_error(err, errno, "egress sandbox: create `%s`", dst);
+        close(fd);
+        if (mount_or_fail(sources[i], dst, NULL, MS_BIND, NULL, err) < 0 ||
+            mount_or_fail(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL,
+                          err) < 0)
+            return -1;
+    }
+    if (mount_or_fail(NULL, NEW_ROOT, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                      NULL, err) < 0)
+        return -1;
+    /* pivot_root(".", "."): the old root ends up on top and is detached */
+    if (chdir(NEW_ROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
+        chdir("/") < 0)
+        return ac_error(err, errno, "egress sandbox: pivot into the empty root");
+    return 0;
+}
+
+static int set_limits(unsigned max_fds, ac_error_t *err)
+{
+    const struct { int res; rlim_t v; const char *name; } limits[] = {
+        {RLIMIT_NOFILE, max_fds, "RLIMIT_NOFILE"}, {RLIMIT_CORE, 0, "RLIMIT_CORE"},
+        {RLIMIT_FSIZE, 0, "RLIMIT_FSIZE"},         {RLIMIT_MEMLOCK, 0, "RLIMIT_MEMLOCK"},
+    };
+    for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+        struct rlimit rl = {limits[i].v, limits[i].v};
+        if (setrlimit(limits[i].res, &rl) < 0)
+            return ac_error(err, errno, "egress sandbox: %s", limits[i].name);
+    }
+    return 0;
+}
+
+static int become_user(const struct egress_sandbox *sb, ac_error_t *err)
+{
+    if (!sb->change_user)
+        return 0;
+    if (setgroups(0, NULL) < 0)
+        return ac_error(err, errno, "egress sandbox: setgroups");
+    if (setresgid(sb->gid, sb->gid, sb->gid) < 0)
+        return ac_error(err, errno, "egress sandbox: setresgid %u", sb->gid);
+    if (setresuid(sb->uid, sb->uid, sb->uid) < 0)
+        return ac_error(err, errno, "egress sandbox: setresuid %u", sb->uid);
+    return 0;
+}
+
+static int worker_landlock(const struct egress_sandbox *sb, ac_error_t *err)
+{
+    int abi = landlock_abi();
+    cleanup_close int ruleset =
+        landlock_ruleset(abi, AC_LANDLOCK_SCOPE_SIGNAL | AC_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, err);
+    if (ruleset < 0)
+        return -1;
+    for (size_t i = 0; i < N_RESOLVER_FILES; i++) {
+        cleanup_free char *path = xasprintf("/etc/%s", resolver_files[i]);
+        if (access(path, F_OK) == 0 && landlock_allow_path(ruleset, path, LANDLOCK_ACCESS_FS_READ_FILE, err) < 0)
+            return -1;
+    }
+    for (size_t i = 0; abi >= 4 && i < sb->n_ports; i++) {
+        struct ac_landlock_net_port_attr attr = {.allowed_access = AC_LANDLOCK_ACCESS_NET_CONNECT_TCP,
+                                                 .port = (__u64)sb->ports[i]};
+        if (landlock_add(ruleset, AC_LANDLOCK_RULE_NET_PORT, &attr, "a TCP port", err) < 0)
+            return -1;
+    }
+    return landlock_enforce(ruleset, err);
+}
+
+/* The worker's syscalls: its threads (clone only with CLONE_THREAD; clone3,
+ * whose flags a filter cannot see, answers ENOSYS and glibc falls back),
+ * memory, the sockets it accepts and makes (inet only), getaddrinfo's
+ * files and DNS over UDP and TCP, clocks. */
+static int worker_seccomp(ac_error_t *err)
+{
+    static const int allowed[] = {
+        SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev), SCMP_SYS(pread64), SCMP_SYS(close),
+        SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(accept4), SCMP_SYS(connect), SCMP_SYS(shutdown),
+        SCMP_SYS(recvfrom), SCMP_SYS(recvmsg), SCMP_SYS(recvmmsg), SCMP_SYS(sendto), SCMP_SYS(sendmsg),
+        SCMP_SYS(sendmmsg), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt), SCMP_SYS(getsockname),
+        SCMP_SYS(getpeername), SCMP_SYS(fcntl), SCMP_SYS(openat), SCMP_SYS(newfstatat), SCMP_SYS(fstat),
+        SCMP_SYS(statx), SCMP_SYS(lseek), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(mremap),
+        SCMP_SYS(madvise), SCMP_SYS(brk), SCMP_SYS(futex), SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
+        SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigreturn), SCMP_SYS(sched_yield), SCMP_SYS(nanosleep),
+        SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(getrandom),
+        SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(uname), SCMP_SYS(sysinfo), SCMP_SYS(sched_getaffinity),
+        SCMP_SYS(restart_syscall), SCMP_SYS(exit), SCMP_SYS(exit_group),
+    };
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+    if (!ctx)
+        return ac_error(err, 0, "egress sandbox: seccomp_init");
+    int r = 0;
+    for (size_t i = 0; r == 0 && i < sizeof(allowed) / sizeof(allowed[0]); i++)
+        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
+    if (r == 0)
+        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                             SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+    if (r == 0)
+        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    if (r == 0)
+        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, FIONREAD));
+    static const int inet[] = {AF_INET, AF_INET6}, refused[] = {AF_UNIX, AF_NETLINK};
+    for (size_t i = 0; r == 0 && i < 2; i++)
+        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, inet[i]));
+    for (size_t i = 0; r == 0 && i < 2; i++)
+        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+                             SCMP_A0(SCMP_CMP_EQ, refused[i]));
+    if (r == 0)
+        r = seccomp_load(ctx);
+    seccomp_release(ctx);
+    if (r < 0)
+        return ac_error(err, -r, "egress sandbox: seccomp filter");
+    return 0;
+}
+
+int egress_sandbox_enter(const struct egress_sandbox *sb, ac_error_t *err)
+{
+    if (set_limits(sb->max_fds, err) < 0 || empty_root(sb, err) < 0 || drop_bounding(0, err) < 0 ||
+        become_user(sb, err) < 0 || caps_keep_only(0, err) < 0)
+        return -1;
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        return ac_error(err, errno, "egress sandbox: prctl(PR_SET_DUMPABLE)");
+    /* after the uid change, which clears it; then check the parent did not
+     * go before it was set */
+    if (sb->parent > 0 && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+        return ac_error(err, errno, "egress sandbox: prctl(PR_SET_PDEATHSIG)");
+    if (sb->parent > 0 && getppid() != sb->parent)
+        return ac_error(err, 0, "egress sandbox: the parent is gone");
+    if (worker_landlock(sb, err) < 0)
+        return -1;
+    return worker_seccomp(err);
+}
+
+int egress_writer_drop(const char *const *rw_dirs, ac_error_t *err)
+{
+    if (drop_bounding(1ULL << CAP_KILL, err) < 0 || caps_keep_only(1ULL << CAP_KILL, err) < 0)
+        return -1;
+    int abi = landlock_abi();
+    cleanup_close int ruleset = landlock_ruleset(abi, AC_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, err);
+    if (ruleset < 0)
+        return -1;
+    for (size_t i = 0; rw_dirs[i]; i++)
+        if (landlock_allow_path(ruleset, rw_dirs[i], AC_LANDLOCK_FS_ALL(abi) & ~LANDLOCK_ACCESS_FS_EXECUTE, err) < 0)
+            return -1;
+    return landlock_enforce(ruleset, err);
+}

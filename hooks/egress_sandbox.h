@@ -1,0 +1,57 @@
+/* Least privilege for the egress proxy's two processes (see
+ * hooks/egress_main.c and SECURITY.md, "Host-side helpers").
+ *
+ * The worker reads and writes the container's bytes. It enters a sandbox
+ * once it holds its listening socket (made in the container's network
+ * namespace) and before it reads a byte:
+ *   - a private mount namespace whose root is an empty read-only tmpfs
+ *     holding nothing but read-only binds of the resolver's files
+ *     (/etc/resolv.conf, hosts, nsswitch.conf, gai.conf, host.conf);
+ *   - an unprivileged uid and gid (the system user agentcage-egress, or
+ *     --user), no supplementary groups; rootless it keeps the invoking
+ *     user's uid (no other is its to take) in a user namespace of its own;
+ *   - no capabilities in any set, bounding included; not dumpable; killed
+ *     when its parent (the writer) dies; no_new_privs; rlimits on files, core dumps and locked memory;
+ *   - Landlock: no filesystem access but reading those few files, TCP
+ *     connect only to the allowlist's ports (and 53 for DNS over TCP), no
+ *     bind, no signals or abstract unix sockets beyond its own domain;
+ *   - a seccomp allow-list (libseccomp): the syscalls of its threads,
+ *     sockets (AF_INET and AF_INET6 only: AF_UNIX and AF_NETLINK fail with
+ *     EAFNOSUPPORT, which glibc's resolver takes in stride) and
+ *     getaddrinfo; anything else kills it.
+ *
+ * The writer (the worker's parent) appends the worker's records to the
+ * audit log and kills the container after too many refusals: it keeps
+ * root's uid and CAP_KILL only, sets no_new_privs, and Landlock limits it
+ * to the audit log's and the pid file's directories, with no TCP. */
+#ifndef AGENTCAGE_EGRESS_SANDBOX_H
+#define AGENTCAGE_EGRESS_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "runtime/util/error.h"
+
+#define EGRESS_SANDBOX_PORTS_MAX 64
+
+struct egress_sandbox {
+    bool change_user;        /* false rootless: keep the uid we have */
+    uid_t uid;
+    gid_t gid;
+    const char *resolv_conf; /* bound at /etc/resolv.conf (NULL: the host's) */
+    int ports[EGRESS_SANDBOX_PORTS_MAX]; /* TCP ports the worker may connect to */
+    size_t n_ports;
+    unsigned max_fds;
+    pid_t parent;            /* > 0: die with it (PR_SET_PDEATHSIG) */
+};
+
+/* Confine the calling (single-threaded) process as described above. On
+ * failure the process is half-confined and must exit. */
+int egress_sandbox_enter(const struct egress_sandbox *sb, ac_error_t *err);
+
+/* The writer's drop: CAP_KILL only, no_new_privs, Landlock to the given
+ * directories (NULL-terminated). */
+int egress_writer_drop(const char *const *rw_dirs, ac_error_t *err);
+
+#endif
