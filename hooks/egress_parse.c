@@ -17,8 +17,9 @@ static bool is_label_char(unsigned char c)
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
 }
 
-/* Lowercase labels of 1..63 label characters, dot-separated; with
- * EGRESS_HOST_WILDCARD a leading "*." before them. */
+/* Lowercase labels of 1..63 label characters, not starting or ending in
+ * '-', dot-separated; with EGRESS_HOST_WILDCARD a leading "*." before
+ * them. */
 static bool valid_name(const char *h, int flags)
 {
     const char *p = h;
@@ -27,15 +28,15 @@ static bool valid_name(const char *h, int flags)
     size_t label = 0;
     for (; *p; p++) {
         if (*p == '.') {
-            if (label == 0)
+            if (label == 0 || p[-1] == '-')
                 return false;
             label = 0;
             continue;
         }
-        if (!is_label_char((unsigned char)*p) || ++label > 63)
+        if (!is_label_char((unsigned char)*p) || ++label > 63 || (label == 1 && *p == '-'))
             return false;
     }
-    return label > 0;
+    return label > 0 && p[-1] != '-';
 }
 
 bool egress_is_ip_literal(const char *host)
