@@ -257,6 +257,11 @@ long audit_verify(const char *path, char last_hex[SHA256_HEX_LEN + 1], ac_error_
     cleanup_file FILE *f = fopen(path, "re");
     if (!f)
         return ac_error(err, errno, "open `%s`", path);
+    return audit_verify_stream(f, path, last_hex, err);
+}
+
+long audit_verify_stream(FILE *f, const char *path, char last_hex[SHA256_HEX_LEN + 1], ac_error_t *err)
+{
     cleanup_free char *line = NULL;
     size_t cap = 0;
     ssize_t n;

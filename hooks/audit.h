@@ -13,6 +13,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "runtime/util/error.h"
 #include "hooks/sha256.h"
@@ -43,5 +44,7 @@ char *audit_json_argv(char *const *argv);
  * first bad line: "PATH:17: previous-hash mismatch (line removed, reordered
  * or edited)". */
 long audit_verify(const char *path, char last_hex[SHA256_HEX_LEN + 1], ac_error_t *err);
+/* The same on an open stream; path only names it in errors. */
+long audit_verify_stream(FILE *f, const char *path, char last_hex[SHA256_HEX_LEN + 1], ac_error_t *err);
 
 #endif

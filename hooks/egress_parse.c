@@ -39,6 +39,20 @@ static bool valid_name(const char *h, int flags)
     return label > 0 && p[-1] != '-';
 }
 
+/* A host name as the proxy takes one: valid_name, and not one of the
+ * number forms (127.1, 0x7f000001, 2130706433) that the resolver would
+ * take for an address while no allowlist entry spells one that way. */
+static bool valid_host_name(const char *name, int flags, const char **why)
+{
+    if (!valid_name(name, flags))
+        return *why = "not a host name", false;
+    struct in_addr a4;
+    unsigned char addr[sizeof(struct in6_addr)];
+    if (inet_aton(name, &a4) == 1 && inet_pton(AF_INET, name, addr) != 1)
+        return *why = "an IPv4 address in a form other than a.b.c.d", false;
+    return true;
+}
+
 bool egress_is_ip_literal(const char *host)
 {
     unsigned char buf[sizeof(struct in6_addr)];
@@ -102,13 +116,10 @@ int egress_parse_host_port(const char *s, int flags, char **host, int *port, con
     } else {
         if (hlen > 1 && name[hlen - 1] == '.')
             name[--hlen] = '\0';
-        if (hlen > EGRESS_HOST_MAX || !valid_name(name, flags))
-            return *why = "not a host name", -1;
-        /* 127.1, 0x7f000001, 2130706433: numbers the resolver would take
-         * for an address, which no allowlist entry spells that way */
-        struct in_addr a4;
-        if (inet_aton(name, &a4) == 1 && inet_pton(AF_INET, name, addr) != 1)
-            return *why = "an IPv4 address in a form other than a.b.c.d", -1;
+        if (hlen > EGRESS_HOST_MAX)
+            return *why = "host name too long", -1;
+        if (!valid_host_name(name, flags, why))
+            return -1;
     }
     *host = xstrdup(name);
     *port = p;
@@ -413,7 +424,9 @@ static enum egress_hello parse_client_hello(const unsigned char *p, size_t len, 
             for (size_t i = 0; i < nlen; i++)
                 name[i] = (char)tolower(q[i]);
             name[nlen] = '\0';
-            if (strlen(name) != nlen || name[nlen - 1] == '.' || !valid_name(name, 0))
+            const char *why;
+            if (strlen(name) != nlen || nlen > EGRESS_HOST_MAX || name[nlen - 1] == '.' ||
+                !valid_host_name(name, 0, &why))
                 return EGRESS_HELLO_BAD;
             q += nlen;
             have_sni = true;

@@ -419,8 +419,8 @@ TEST(client_hello_hostile)
     len = hello_msg(msg, NULL, 0, two, sizeof(two));
     CHECK_EQ_INT(judge(wire, records(wire, msg, len, none), sni), EGRESS_HELLO_BAD);
     /* names that strcmp would cut short, or no host has */
-    const char *names[] = {"allowed.test\0evil", "allowed.test.", "a b.test", "a%41.test", "..", "a\\b"};
-    size_t lens[] = {17, 13, 8, 9, 2, 3};
+    const char *names[] = {"allowed.test\0evil", "allowed.test.", "a b.test", "a%41.test", "..", "a\\b", "127.1"};
+    size_t lens[] = {17, 13, 8, 9, 2, 3, 5};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         len = hello_msg(msg, names[i], lens[i], NULL, 0);
         if (judge(wire, records(wire, msg, len, none), sni) != EGRESS_HELLO_BAD)

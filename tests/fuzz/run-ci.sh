@@ -1,8 +1,9 @@
 #!/bin/bash
 # The bounded fuzz run of `make test`: build the libFuzzer harnesses (clang
 # from Debian, installed when missing) and run each for FUZZ_SECONDS
-# (default 20) on its seed corpus. A crash fails and is kept as a regression
-# input (tests/fuzz/run.sh). Ends with "N passed, M failed".
+# (default 20) on its seed corpus, FUZZ_JOBS (default 2) at a time. A crash
+# fails and is kept as a regression input (tests/fuzz/run.sh). Ends with
+# "N passed, M failed".
 set -u
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
@@ -22,7 +23,18 @@ for src in tests/fuzz/fuzz_*.c; do
     name=$(basename "$src" .c)
     bins+=("build/fuzz/$name")
 done
-out="$(tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" "${bins[@]}")"
+# FUZZ_JOBS runs (default 2, one per core here) side by side, the harnesses
+# dealt out in turn: the wall time is FUZZ_SECONDS per harness / FUZZ_JOBS.
+jobs=${FUZZ_JOBS:-2}
+tmp="$(mktemp -d /tmp/agentcage-fuzz-ci.XXXXXX)"
+for ((j = 0; j < jobs; j++)); do
+    share=()
+    for ((i = j; i < ${#bins[@]}; i += jobs)); do share+=("${bins[$i]}"); done
+    [ ${#share[@]} -gt 0 ] && tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" "${share[@]}" > "$tmp/$j" 2>&1 &
+done
+wait
+out="$(cat "$tmp"/*)"
+rm -rf "$tmp"
 printf '%s\n' "$out"
 p=$(printf '%s\n' "$out" | grep -c '^ok - ')
 f=$(printf '%s\n' "$out" | grep -c '^FAIL - ')

@@ -20,12 +20,15 @@ for bin in "$@"; do
     work="$(dirname "$bin")/corpus/$name"
     artifacts="$(dirname "$bin")/artifacts/$name"
     log="$(dirname "$bin")/$name.log"
+    # the harness's own dictionary (tests/fuzz/HARNESS.dict), else JSON's
+    dict="$here/$name.dict"
+    [ -f "$dict" ] || dict="$here/json.dict"
     mkdir -p "$seeds" "$work" "$artifacts"
     rm -f "$artifacts"/*
     # Leaks are findings too; a single slow input (>10 s) is a hang.
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
         "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-        -print_final_stats=1 -dict="$here/json.dict" -artifact_prefix="$artifacts/" \
+        -print_final_stats=1 -dict="$dict" -artifact_prefix="$artifacts/" \
         "$work" "$seeds" >"$log" 2>&1
     status=$?
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
