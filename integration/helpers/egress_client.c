@@ -9,7 +9,7 @@
  *   halfclose REQ        the same after shutdown(SHUT_WR) behind REQ
  *   slow MS REQ          REQ one byte every MS ms until the proxy answers:
  *                        "<reply line> after N bytes"
- *   flood N REQ          N connections open at once, then REQ on each:
+ *   flood N REQ          N connections open at once, idle for 0.5 s, then REQ on each:
  *                        counts of the replies' status codes ("403=60 503=4")
  *   loop N REQ...        N connections one after the other, the i-th sending
  *                        REQ number i mod count and reading to the end;
@@ -214,6 +214,9 @@ static int cmd_flood(int n, const char *req)
     struct tally t = {0};
     for (int i = 0; i < n; i++)
         fds[i] = dial();
+    /* all of them idle until the proxy has taken (or turned away) each */
+    struct timespec pause = {.tv_nsec = 500 * 1000 * 1000};
+    nanosleep(&pause, NULL);
     for (int i = 0; i < n; i++)
         send_all(fds[i], data, len);
     for (int i = 0; i < n; i++) {

@@ -69,24 +69,52 @@ PY
 eh_stop_upstreams() { kill "$UPSTREAMS_PID" 2>/dev/null; wait "$UPSTREAMS_PID" 2>/dev/null; return 0; }
 
 # eh_hooks_dir: the operator's hooks dir, with the client for the container.
+# The proxy gets test names, a pid dir under $T, no denial kill, a head
+# timeout of 2 s (slow-loris in a test's time) and a resolv.conf naming
+# $DNS_ADDR, where only eh_dns answers (nothing here asks the host's DNS).
 eh_hooks_dir() {
     mkdir -p "$T/hooks" "$T/xbin" "$T/run"
+    DNS_ADDR="127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))"
+    echo "nameserver $DNS_ADDR" > "$T/resolv.conf"
     cat > "$T/hooks/agentcage-egress" <<SH
 #!/bin/sh
 exec "$REPO_DIR/agentcage-egress" --test-resolve allowed.test=127.0.0.1,other.test=127.0.0.1 \\
-    --pid-dir "$T/run" --max-denials 0 "\$@"
+    --pid-dir "$T/run" --max-denials 0 --head-timeout 2 --resolv-conf "$T/resolv.conf" "\$@"
 SH
     chmod 755 "$T/hooks/agentcage-egress"
     gcc -static -O2 -Wall -o "$T/xbin/egress-client" "$REPO_DIR/integration/helpers/egress_client.c" ||
         fail "cannot build egress-client"
 }
 
-# eh_start ID: a tier-2 container running sleep, allowed to reach the two
-# upstreams by name; sets PROXY to the proxy's pid.
+# eh_dns: a DNS server on $DNS_ADDR:53 answering every A query with
+# 127.0.0.1 (and AAAA with nothing).
+eh_dns() {
+    cat > "$T/dns.py" <<'PY'
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((sys.argv[1], 53))
+open(sys.argv[2], "w").write("up\n")
+while True:
+    q, peer = s.recvfrom(512)
+    i = 12
+    while q[i]: i += q[i] + 1
+    qtype = struct.unpack(">H", q[i + 1:i + 3])[0]
+    ans = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + socket.inet_aton("127.0.0.1") if qtype == 1 else b""
+    s.sendto(q[:2] + struct.pack(">HHHHH", 0x8180, 1, 1 if ans else 0, 0, 0) + q[12:i + 5] + ans, peer)
+PY
+    bg "$PYTHON3" "$T/dns.py" "$DNS_ADDR" "$T/dns.up"
+    DNS_PID=$BG_PID
+    local i
+    for ((i = 0; i < 100; i++)); do [ -s "$T/dns.up" ] && break; sleep 0.05; done
+    [ -s "$T/dns.up" ] || fail "test DNS server did not start"
+}
+
+# eh_start ID [EXTRA-ALLOW]: a tier-2 container running sleep, allowed to
+# reach the two upstreams by name; sets PROXY (the writer, in the pid file)
+# and WORKER (its child, which reads the container's bytes).
 eh_start() {
     local id="$1"
     make_bundle "$id" /bin/sleep 600
-    cfg --arg allow "allowed.test:$HTTP_PORT,allowed.test:$SINK_PORT,other.test:$SINK_PORT" --arg xbin "$T/xbin" \
+    cfg --arg allow "allowed.test:$HTTP_PORT,allowed.test:$SINK_PORT,other.test:$SINK_PORT${2:+,$2}" --arg xbin "$T/xbin" \
         '.annotations = {"io.agentcage.tier": "2", "io.agentcage.egress": $allow}
          | .mounts += [{destination: "/xbin", type: "bind", source: $xbin, options: ["rbind", "ro"]}]'
     ert create --bundle "$BUNDLE" "$id" > "$T/$id.out" 2> "$T/$id.err" < /dev/null ||
@@ -95,23 +123,39 @@ eh_start() {
     PROXY="$(cat "$T/run/$id.pid" 2>/dev/null)"
     [ -n "$PROXY" ] || fail "no proxy pid file after create"
     track_pid "$PROXY"
+    WORKER="$(ps -o pid= --ppid "$PROXY" | tr -d ' ')"
+    [ -n "$WORKER" ] || fail "the proxy $PROXY has no worker"
+    track_pid "$WORKER"
     ok ert start "$id"
 }
 
+alive() { [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status"; }
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+
 # eh_good ID WHAT: the proxy is alive and passes an allowed request.
 eh_good() {
-    [ -d "/proc/$PROXY" ] && ! grep -q '^State:.*Z' "/proc/$PROXY/status" || fail "$2: the proxy $PROXY is gone"
+    alive "$PROXY" && alive "$WORKER" || fail "$2: the proxy ($PROXY, worker $WORKER) is gone"
     ein "$1" /xbin/egress-client req "GET http://allowed.test:$HTTP_PORT/ok HTTP/1.1\r\nHost: x\r\n\r\n"
     assert_eq "$OUT" "HTTP/1.0 200 OK" "$2: the next good request"
 }
 
 eh_audit_has() { grep -F -- "$1" "$AUDIT" > /dev/null || fail "audit log lacks '$1': $(tail -3 "$AUDIT")"; }
 
+# eh_refused ID REQUEST STATUS REASON: the proxy answers REQUEST with STATUS
+# and audits REASON.
+eh_refused() {
+    ein "$1" /xbin/egress-client req "$2"
+    assert_eq "$OUT" "HTTP/1.1 $3" "$(echo "$2" | head -c 60)..."
+    eh_audit_has "\"reason\":\"$4\""
+}
+
 eh_stop() {
     ok ert delete --force "$1"
     local i
-    for ((i = 0; i < 40; i++)); do [ -d "/proc/$PROXY" ] || break; sleep 0.05; done
-    [ ! -d "/proc/$PROXY" ] || fail "proxy $PROXY outlived its container"
+    for ((i = 0; i < 40; i++)); do alive "$PROXY" || alive "$WORKER" || break; sleep 0.05; done
+    alive "$PROXY" && fail "proxy $PROXY outlived its container"
+    alive "$WORKER" && fail "the proxy's worker $WORKER outlived its container"
+    ok "$REPO_DIR/agentcage" audit verify "$AUDIT"
 }
 
 # Hosts with characters no host name has: before issue 23 the `%` and `\`
@@ -137,4 +181,134 @@ test_egress_bad_hosts_keep_proxy_up() {
     eh_audit_has '"host":"a%41.test:443","port":0,"reason":"malformed CONNECT target"'
     eh_stop "$id"
     eh_stop_upstreams
+}
+
+# Hostile requests of every kind, from inside the container; after each
+# kind the proxy must still be up and pass a good request, and each refusal
+# must be in the audit log. Then 10,000 connections one after the other,
+# with the worker's memory read before and after.
+test_egress_hostile_requests_tier2() {
+    eh_upstreams; eh_hooks_dir
+    local id; id="$(new_id)"
+    eh_start "$id"
+    local good="GET http://allowed.test:$HTTP_PORT/ok HTTP/1.1\r\nHost: x\r\n\r\n"
+
+    # huge heads: over 16 KiB of headers, too many lines, a huge target;
+    # smuggling shapes: bare LF, a fold, a NUL
+    local big many u="http://allowed.test:$HTTP_PORT"
+    big="$(head -c 17000 /dev/zero | tr '\0' a)"
+    many="$(for i in $(seq 101); do printf 'X%d: y\\r\\n' "$i"; done)"
+    eh_refused "$id" "GET $u/ HTTP/1.1\r\nX: $big\r\n\r\n" "431 Request Header Fields Too Large" "request head over 16 KiB"
+    eh_refused "$id" "GET $u/ HTTP/1.1\r\n$many\r\n" "400 Bad Request" "too many header lines"
+    eh_refused "$id" "GET $u/$(head -c 9000 /dev/zero | tr '\0' p) HTTP/1.1\r\n\r\n" "400 Bad Request" "malformed request line"
+    eh_refused "$id" "GET $u/ HTTP/1.1\r\nX: a\nHost: evil.test\r\n\r\n" "400 Bad Request" "control byte in a header value"
+    eh_refused "$id" "GET $u/ HTTP/1.1\r\nX: a\r\n folded\r\n\r\n" "400 Bad Request" "malformed header line"
+    eh_refused "$id" "GET $u/ HTTP/1.1\r\nX: \x00\r\n\r\n" "400 Bad Request" "NUL byte in the request head"
+    eh_good "$id" "after huge and malformed heads"
+    # the upstream got Host from the URL, whatever the client sent
+    grep -q "^Host: allowed.test:$HTTP_PORT" "$T/ports.heads" || fail "upstream head: $(tail -5 "$T/ports.heads")"
+    grep -qi "^Host: x" "$T/ports.heads" && fail "the client's Host reached the upstream"
+
+    # slow-loris: a byte every 300 ms gets 408 after the 2 s head timeout,
+    # and while 8 of them drip, a good request passes
+    ein "$id" sh -c "for i in 1 2 3 4 5 6 7 8; do /xbin/egress-client slow 300 '$good' > /tmp/slow.\$i & done
+        sleep 0.5; /xbin/egress-client req '$good'; wait; cat /tmp/slow.*"
+    assert_eq "$(echo "$OUT" | head -1)" "HTTP/1.0 200 OK" "a good request beside 8 slow ones"
+    assert_eq "$(echo "$OUT" | grep -c '^HTTP/1.1 408 Request Timeout after')" 8 "slow-loris answers: $OUT"
+    assert_eq "$(grep -c '"reason":"request head not complete within the head timeout"' "$AUDIT")" 8 "slow-loris audited"
+    # a CONNECT that never sends its ClientHello
+    ein "$id" /xbin/egress-client req "CONNECT allowed.test:$SINK_PORT HTTP/1.1\r\n\r\n"
+    assert_eq "$OUT" "HTTP/1.1 200 Connection established" "CONNECT without a hello"
+    eh_audit_has '"reason":"no complete TLS ClientHello within the head timeout"'
+    eh_good "$id" "after slow-loris"
+
+    # half-closed: a whole request still gets its answer; a cut head a 400;
+    # a connection that says nothing, nothing (and no audit)
+    ein "$id" /xbin/egress-client halfclose "$good"
+    assert_eq "$OUT" "HTTP/1.0 200 OK" "half-closed after a whole request"
+    ein "$id" /xbin/egress-client halfclose "GET http://allowed.test:$HTTP_PORT/ HTTP/1.1\r\n"
+    assert_eq "$OUT" "HTTP/1.1 400 Bad Request" "half-closed inside the head"
+    eh_audit_has '"reason":"connection closed inside the request head"'
+    local before; before="$(grep -c '"event":"egress-' "$AUDIT")"
+    ein "$id" /xbin/egress-client halfclose ""
+    assert_eq "$OUT" "closed" "half-closed at once"
+    assert_eq "$(grep -c '"event":"egress-' "$AUDIT")" "$before" "a silent connection audited"
+    eh_good "$id" "after half-closed connections"
+
+    # a ClientHello split across records, cut in its header and in the
+    # server_name: the sink hears exactly what was sent; naming another
+    # host in the later record is refused before anything leaves
+    ein "$id" /xbin/egress-client hello "allowed.test:$SINK_PORT" allowed.test 2,40,330
+    assert_match "$OUT" '^HTTP/1.1 200 Connection established \| heard ([0-9]+ [0-9a-f]{8}) \| sent \1$' "split hello"
+    eh_audit_has "\"method\":\"CONNECT\",\"host\":\"allowed.test\",\"port\":$SINK_PORT"
+    ein "$id" /xbin/egress-client hello "allowed.test:$SINK_PORT" other.test 40,330
+    assert_match "$OUT" '^HTTP/1.1 200 Connection established \| closed \| sent' "split hello naming another host"
+    eh_audit_has '"reason":"TLS SNI `other.test` differs from CONNECT host"'
+    eh_good "$id" "after split ClientHellos"
+
+    # more connections at once than the proxy serves: the rest get 503
+    ein "$id" /xbin/egress-client flood 80 "$good"
+    assert_eq "$OUT" "200=64 503=16" "80 connections at once"
+    eh_audit_has '"event":"egress-busy","id":"'"$id"'","connections":64'
+    eh_good "$id" "after a flood"
+
+    # 10,000 connections one after the other: good, refused, silent
+    local rss0 rss1 t0 t1 n=10000
+    rss0="$(rss_kib "$WORKER")"
+    t0=$(date +%s%N)
+    ein "$id" /xbin/egress-client loop "$n" "$good" "GET http://unlisted.test/ HTTP/1.1\r\n\r\n" ""
+    t1=$(date +%s%N)
+    rss1="$(rss_kib "$WORKER")"
+    local third=$((n / 3))
+    assert_eq "$OUT" "200=$((n - 2 * third)) 403=$third closed=$third" "$n connections"
+    echo "$n sequential connections in $(( (t1 - t0) / 1000000 )) ms; worker RSS $rss0 -> $rss1 KiB"
+    [ "$rss1" -le $((rss0 + 512)) ] || fail "worker RSS grew from $rss0 to $rss1 KiB over $n connections"
+    [ "$rss1" -le 8192 ] || fail "worker RSS $rss1 KiB"
+    [ "$(grep -c '"host":"unlisted.test","port":80,"reason":"host not in allowlist"' "$AUDIT")" -ge "$third" ] ||
+        fail "not every refusal of the $n is audited"
+    eh_good "$id" "after $n connections"
+    eh_stop "$id"
+    eh_stop_upstreams
+}
+
+# The proxy's worker as the host sees it: an unprivileged uid, no
+# capabilities, no_new_privs, seccomp, an empty read-only root of its own;
+# the writer keeps root with CAP_KILL only. Its resolver still works (a
+# name through the test DNS server, refused for resolving to loopback).
+test_egress_proxy_unprivileged() {
+    eh_upstreams; eh_hooks_dir; eh_dns
+    local id; id="$(new_id)"
+    eh_start "$id" "dns.test:$HTTP_PORT"
+    local st="/proc/$WORKER/status" euid
+    euid="$(awk '/^Uid:/ {print $3}' "$st")"
+    assert_eq "$euid" "$(id -u agentcage-egress)" "worker uid"
+    assert_match "$(grep '^Uid:' "$st")" "^Uid:\s+$euid\s+$euid\s+$euid\s+$euid$" "worker real/saved/fs uid"
+    assert_match "$(grep '^Gid:' "$st")" '^Gid:\s+[1-9][0-9]*\s' "worker gid"
+    assert_match "$(grep '^Groups:' "$st")" '^Groups:\s*$' "worker groups"
+    local f
+    for f in CapEff CapPrm CapInh CapBnd CapAmb; do
+        assert_eq "$(awk -v f="$f:" '$1 == f {print $2}' "$st")" 0000000000000000 "worker $f"
+    done
+    assert_eq "$(awk '$1 == "NoNewPrivs:" {print $2}' "$st")" 1 "worker NoNewPrivs"
+    assert_eq "$(awk '$1 == "Seccomp:" {print $2}' "$st")" 2 "worker Seccomp"
+    [ "$(readlink "/proc/$WORKER/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] || fail "worker in the host's mount namespace"
+    assert_eq "$(ls "/proc/$WORKER/root/" | tr '\n' ' ')" "etc " "the worker's root"
+    assert_eq "$(ls "/proc/$WORKER/root/etc" | tr '\n' ' ')" "gai.conf host.conf hosts nsswitch.conf resolv.conf " "its /etc"
+    assert_contains "$(grep ' / ' "/proc/$WORKER/mountinfo" | head -1)" " ro," "its root mounted read-only"
+    # the writer
+    st="/proc/$PROXY/status"
+    assert_eq "$(awk '/^Uid:/ {print $3}' "$st")" 0 "writer uid"
+    assert_eq "$(awk '$1 == "CapEff:" {print $2}' "$st")" 0000000000000020 "writer CapEff (CAP_KILL)"
+    assert_eq "$(awk '$1 == "CapBnd:" {print $2}' "$st")" 0000000000000020 "writer CapBnd"
+    assert_eq "$(awk '$1 == "NoNewPrivs:" {print $2}' "$st")" 1 "writer NoNewPrivs"
+    # names resolve in the sandbox: hosts (localhost is not listed, so it
+    # goes unresolved) and DNS through resolv.conf
+    ein "$id" /xbin/egress-client req "GET http://dns.test:$HTTP_PORT/ HTTP/1.1\r\n\r\n"
+    assert_eq "$OUT" "HTTP/1.1 403 Forbidden" "a name through DNS"
+    eh_audit_has '"host":"dns.test","port":'"$HTTP_PORT"',"reason":"name resolves to a loopback or link-local address"'
+    eh_good "$id" "after a DNS lookup"
+    eh_stop "$id"
+    eh_stop_upstreams
+    kill "$DNS_PID"; wait "$DNS_PID" 2>/dev/null
+    return 0
 }
