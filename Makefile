@@ -76,10 +76,18 @@ $(BUILD)/gen/tier_filters.o: $(BUILD)/gen/tier_filters.c runtime/linux/tier_secc
 
 # The per-container watchdog: static and small, as one runs per tiered
 # container for its whole life. Installed next to agentcage.
-$(WATCHDOG_BIN): runtime/watchdog/watchdog.c
+# Its seccomp filter is compiled by libseccomp at build time (it has no libc).
+$(BUILD)/gen/watchdog-filter-gen: runtime/watchdog/filter_gen.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lseccomp
+
+$(BUILD)/gen/watchdog_filter.h: $(BUILD)/gen/watchdog-filter-gen
+	$(BUILD)/gen/watchdog-filter-gen > $@.tmp && mv $@.tmp $@
+
+$(WATCHDOG_BIN): runtime/watchdog/watchdog.c runtime/linux/landlock_abi.h $(BUILD)/gen/watchdog_filter.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -Os -Wall -Wextra -static -nostdlib -fno-stack-protector -fno-builtin \
-		-fcf-protection=none -ffreestanding -Wl,--gc-sections -Wl,--build-id=none -o $@ $<
+		-fcf-protection=none -ffreestanding -Wl,--gc-sections -Wl,--build-id=none -I. -I$(BUILD)/gen -o $@ $<
 
 $(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libagentcage.a
 	@mkdir -p $(dir $@)

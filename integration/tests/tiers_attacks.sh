@@ -557,6 +557,23 @@ test_timeout_kills() {
     ok trt delete --force "$plain"
 }
 
+# The watchdog drops what it does not need before it waits: CAP_KILL alone
+# (bounding set too), no_new_privs, its own seccomp filter (Landlock has no
+# /proc field); test_timeout_kills shows it still kills on time.
+test_watchdog_confined() {
+    ATTACK_ANN='{"io.agentcage.timeout": "30s"}'
+    ta_start 1 /bin/probe sleep 30
+    local wd; wd="$(jq -r '.watchdogPid // empty' "$ROOT/$CID/state.json")"
+    [ -n "$wd" ] && [ -d "/proc/$wd" ] || fail "no watchdog in $(cat "$ROOT/$CID/state.json")"
+    local st="/proc/$wd/status"
+    assert_eq "$(awk '$1 == "CapEff:" {print $2}' "$st")" 0000000000000020 "watchdog CapEff (CAP_KILL)"
+    assert_eq "$(awk '$1 == "CapPrm:" {print $2}' "$st")" 0000000000000020 "watchdog CapPrm"
+    assert_eq "$(awk '$1 == "CapBnd:" {print $2}' "$st")" 0000000000000020 "watchdog CapBnd"
+    assert_eq "$(awk '$1 == "NoNewPrivs:" {print $2}' "$st")" 1 "watchdog NoNewPrivs"
+    assert_eq "$(awk '$1 == "Seccomp:" {print $2}' "$st")" 2 "watchdog Seccomp"
+    ok trt delete --force "$CID"
+}
+
 # ---------------------------------------------------------------- environment
 
 test_secret_env_scrubbed() {

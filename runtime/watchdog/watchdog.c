@@ -18,13 +18,27 @@
  *     along) and exits; with fd 5 it first writes why into that file,
  *     which the kubelet shows as the container's termination message.
  * Writing through inherited fds means a deleted container (its state dir
- * gone) or a recycled pid can never be hit. */
+ * gone) or a recycled pid can never be hit.
+ *
+ * Before it waits it drops what it does not need: of its capabilities it
+ * keeps CAP_KILL alone (the container's init may run as another uid), sets
+ * no_new_privs, restricts itself with Landlock to writing files in the
+ * state dir (no other file access, no TCP; fd 5 is open already) and loads
+ * a seccomp filter of the syscalls below (built by filter_gen.c with
+ * libseccomp); anything else kills it. */
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
 #include <linux/poll.h>
+#include <linux/prctl.h>
+#include <linux/seccomp.h>
 #include <linux/time.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/syscall.h>
+
+#include "runtime/linux/landlock_abi.h"
+#include "watchdog_filter.h" /* generated: build/gen/ */
 
 /* No libc: static glibc's start-up alone touches over half a MiB, and this
  * program needs eight syscalls. _start below calls main and exit_group. */
@@ -197,6 +211,61 @@ static void write_message(int64_t timeout_ms)
     sys6(SYS_pwrite64, MESSAGE_FD, (long)buf, p - buf, 0, 0, 0);
 }
 
+/* CAP_KILL alone (where we have it), nothing in the other sets. Errors
+ * that only mean "not ours to drop" (rootless: no CAP_SETPCAP for the
+ * bounding set) are let be: no_new_privs keeps anything from coming back. */
+static int drop_capabilities(void)
+{
+    for (long cap = 0; cap < 64; cap++)
+        if (cap != CAP_KILL)
+            sys6(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0, 0);
+    sys6(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0);
+    struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct data[2];
+    if (sys(SYS_capget, &hdr, data, 0, 0) < 0)
+        return -1;
+    unsigned kill = data[0].permitted & (1u << CAP_KILL);
+    memset(data, 0, sizeof(data));
+    data[0].permitted = data[0].effective = kill;
+    return sys(SYS_capset, &hdr, data, 0, 0) < 0 ? -1 : 0;
+}
+
+/* Landlock: creating, writing, renaming and removing files in the state
+ * dir (fd 4) is all the filesystem access left; no TCP bind or connect. */
+static int restrict_files(void)
+{
+    long abi = sys(SYS_landlock_create_ruleset, 0, 0, LANDLOCK_CREATE_RULESET_VERSION, 0);
+    if (abi < 1)
+        return 0; /* no Landlock: the tier refused to start already */
+    struct ac_landlock_ruleset_attr attr = {
+        .handled_access_fs = AC_LANDLOCK_FS_ALL(abi),
+        .handled_access_net = abi >= 4 ? AC_LANDLOCK_ACCESS_NET_BIND_TCP | AC_LANDLOCK_ACCESS_NET_CONNECT_TCP : 0,
+        .scoped = abi >= 6 ? AC_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET : 0, /* not signals: the init is outside */
+    };
+    long ruleset = sys(SYS_landlock_create_ruleset, &attr, AC_LANDLOCK_RULESET_SIZE(abi), 0, 0);
+    if (ruleset < 0)
+        return -1;
+    struct landlock_path_beneath_attr dir = {
+        .allowed_access = (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+                           LANDLOCK_ACCESS_FS_TRUNCATE) & AC_LANDLOCK_FS_ALL(abi),
+        .parent_fd = STATE_DIRFD,
+    };
+    long r = sys(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &dir, 0);
+    if (r == 0)
+        r = sys(SYS_landlock_restrict_self, ruleset, 0, 0, 0);
+    sys(SYS_close, ruleset, 0, 0, 0);
+    return r < 0 ? -1 : 0;
+}
+
+static int drop_privileges(void)
+{
+    struct sock_fprog prog = {.len = sizeof(watchdog_filter) / sizeof(watchdog_filter[0]),
+                              .filter = (struct sock_filter *)watchdog_filter};
+    if (drop_capabilities() < 0 || sys6(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0) < 0 || restrict_files() < 0)
+        return -1;
+    return sys(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog, 0) < 0 ? -1 : 0;
+}
+
 int watchdog_main(int argc, char **argv);
 
 __attribute__((used)) int watchdog_main(int argc, char **argv)
@@ -208,6 +277,13 @@ __attribute__((used)) int watchdog_main(int argc, char **argv)
         return 2;
     }
     int64_t deadline = now_ms() + timeout_ms;
+    /* The limit is the promise: a watchdog that could not confine itself
+     * (a kernel without seccomp or Landlock cannot run a tier anyway)
+     * still guards it. */
+    if (drop_privileges() < 0) {
+        static const char msg[] = "agentcage-watchdog: cannot drop privileges; guarding anyway\n";
+        sys(SYS_write, 2, msg, sizeof(msg) - 1, 0);
+    }
     struct pollfd pfd = {.fd = PIDFD, .events = POLLIN};
     for (;;) {
         int64_t left = deadline - now_ms();
