@@ -734,38 +734,42 @@ static void __attribute__((noreturn)) run_writer(int record_fd, int worker_pidfd
     _exit(0);
 }
 
-/* The daemon, in its own session with stdio on /dev/null: pid file, start
- * record, the worker forked and confined, our own privileges dropped; then
- * 'R' (or the error's line) on ready and the writer's loop. */
-static void __attribute__((noreturn)) run_daemon(int listen_fd, int ready)
+/* Our pid file, written whole or not at all. */
+static int write_pid_file(ac_error_t *err)
 {
-    ac_error_t err = NULL;
     cleanup_free char *path = pid_file_path(conf.id);
     cleanup_free char *tmp = xasprintf("%s.tmp%d", path, getpid());
     cleanup_free char *text = xasprintf("%d", getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 || write_all(fd, text, strlen(text)) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
-        ac_error(&err, errno, "pid file `%s`", path);
-        goto fail;
-    }
+    cleanup_close int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 || write_all(fd, text, strlen(text)) < 0 || rename(tmp, path) < 0)
+        return ac_error(err, errno, "pid file `%s`", path);
+    return 0;
+}
+
+static int audit_started(ac_error_t *err)
+{
     char port_s[16], rate_s[32], cap_s[32], den_s[32];
     snprintf(port_s, sizeof(port_s), "%d", conf.port);
     snprintf(rate_s, sizeof(rate_s), "%llu", (unsigned long long)conf.rate);
     snprintf(cap_s, sizeof(cap_s), "%llu", (unsigned long long)conf.cap);
     snprintf(den_s, sizeof(den_s), "%ld", conf.max_denials);
-    if (audit_record(conf.audit_log, "egress-proxy-started", conf.id, &err, "allow", conf.allow_text, "=port", port_s,
-                     "=rate", rate_s, "=cap", cap_s, "=max_denials", den_s, NULL) < 0)
-        goto fail; /* no audit trail, no door */
+    return audit_record(conf.audit_log, "egress-proxy-started", conf.id, err, "allow", conf.allow_text, "=port",
+                        port_s, "=rate", rate_s, "=cap", cap_s, "=max_denials", den_s, NULL);
+}
+
+/* Fork the worker and wait until it is confined (its status pipe says 'R'
+ * or why not); in between, drop our own privileges. The record socket's
+ * end and the worker's pidfd come back. */
+static int start_worker(int listen_fd, int ready, int *record_fd, int *worker_pidfd, ac_error_t *err)
+{
     int rec[2], status[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rec) < 0 || pipe2(status, O_CLOEXEC) < 0) {
-        ac_error(&err, errno, "socketpair");
-        goto fail;
-    }
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rec) < 0)
+        return ac_error(err, errno, "socketpair");
+    if (pipe2(status, O_CLOEXEC) < 0)
+        return ac_error(err, errno, "pipe");
     pid_t writer = getpid(), worker = fork();
-    if (worker < 0) {
-        ac_error(&err, errno, "fork the worker");
-        goto fail;
-    }
+    if (worker < 0)
+        return ac_error(err, errno, "fork the worker");
     if (worker == 0) {
         close(ready);
         run_worker(listen_fd, rec[1], status[1], writer);
@@ -773,41 +777,51 @@ static void __attribute__((noreturn)) run_daemon(int listen_fd, int ready)
     close(listen_fd);
     close(rec[1]);
     close(status[1]);
-    int worker_pidfd = pidfd_open(worker, 0);
-    if (worker_pidfd < 0) {
+    cleanup_close int status_fd = status[0];
+    *record_fd = rec[0];
+    *worker_pidfd = pidfd_open(worker, 0);
+    if (*worker_pidfd < 0) {
         kill(worker, SIGKILL);
-        ac_error(&err, errno, "pidfd_open of the worker");
-        goto fail;
+        return ac_error(err, errno, "pidfd_open of the worker");
     }
     /* the writer's own drop: what it writes is all it may touch */
     cleanup_free char *log_copy = xstrdup(conf.audit_log ? conf.audit_log : AUDIT_DEFAULT_LOG);
     const char *dirs[] = {dirname(log_copy), conf.pid_dir, NULL};
+    if (egress_writer_drop(dirs, err) < 0)
+        return -1;
     char msg[512];
     ssize_t n;
-    if (egress_writer_drop(dirs, &err) < 0) {
-        pidfd_send_signal(worker_pidfd, SIGKILL, NULL, 0);
-        goto fail;
-    }
     do
-        n = read(status[0], msg, sizeof(msg) - 1);
+        n = read(status_fd, msg, sizeof(msg) - 1);
     while (n < 0 && errno == EINTR);
-    close(status[0]);
-    if (n != 1 || msg[0] != 'R') {
-        msg[n > 0 ? n : 0] = '\0';
-        pidfd_send_signal(worker_pidfd, SIGKILL, NULL, 0);
-        ac_error(&err, 0, "%s", n > 0 ? msg : "the proxy's worker did not start");
-        goto fail;
+    if (n == 1 && msg[0] == 'R')
+        return 0;
+    msg[n > 0 ? n : 0] = '\0';
+    return ac_error(err, 0, "%s", n > 0 ? msg : "the proxy's worker did not start");
+}
+
+/* The daemon, in its own session with stdio on /dev/null: pid file, start
+ * record, the worker forked and confined, our own privileges dropped; then
+ * 'R' (or the error's line) on ready and the writer's loop. */
+static void __attribute__((noreturn)) run_daemon(int listen_fd, int ready)
+{
+    ac_error_t err = NULL;
+    int record_fd = -1, worker_pidfd = -1;
+    /* no audit trail, no door */
+    if (write_pid_file(&err) < 0 || audit_started(&err) < 0 ||
+        start_worker(listen_fd, ready, &record_fd, &worker_pidfd, &err) < 0) {
+        if (worker_pidfd >= 0)
+            pidfd_send_signal(worker_pidfd, SIGKILL, NULL, 0);
+        char *line = ac_error_string(err);
+        if (write_all(ready, line, strlen(line)) < 0)
+            _exit(1);
+        remove_pid_file();
+        _exit(1);
     }
     if (write(ready, "R", 1) != 1)
         _exit(1);
     close(ready);
-    run_writer(rec[0], worker_pidfd);
-fail:;
-    char *line = ac_error_string(err);
-    if (write_all(ready, line, strlen(line)) < 0)
-        _exit(1);
-    remove_pid_file();
-    _exit(1);
+    run_writer(record_fd, worker_pidfd);
 }
 
 /* ================================================================ the hook */
@@ -1128,7 +1142,15 @@ int main(int argc, char **argv)
         case OPT_PIDDIR: conf.pid_dir = optarg; break;
         case OPT_TEST: test = optarg; break;
         case OPT_USER: user = optarg; break;
-        case OPT_RESOLV: conf.sandbox.resolv_conf = optarg; break;
+        case OPT_RESOLV: {
+            struct stat rs;
+            if (stat(optarg, &rs) < 0 || !S_ISREG(rs.st_mode)) {
+                fprintf(stderr, PROG ": --resolv-conf: `%s` is not a regular file\n", optarg);
+                return 2;
+            }
+            conf.sandbox.resolv_conf = optarg;
+            break;
+        }
         case OPT_STOP: stop = true; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;

@@ -312,3 +312,24 @@ test_egress_proxy_unprivileged() {
     kill "$DNS_PID"; wait "$DNS_PID" 2>/dev/null
     return 0
 }
+
+# The proxy's sandbox settings, wrong: one line naming the setting, a
+# non-zero exit, nothing left behind (no pid file, no process).
+test_egress_hook_bad_sandbox_settings() {
+    mkdir -p "$T/run"
+    local state="{\"id\":\"x\",\"pid\":$$}" e="$REPO_DIR/agentcage-egress"
+    OUT="$(echo "$state" | "$e" --audit-log "$AUDIT" --pid-dir "$T/run" --user no-such-user-i23 2>&1)"
+    [ $? != 0 ] || fail "a missing user accepted"
+    assert_eq "$OUT" "agentcage-egress: the proxy's user \`no-such-user-i23\` does not exist (\`make install\` creates agentcage-egress, or give --user)" "missing user"
+    OUT="$(echo "$state" | "$e" --audit-log "$AUDIT" --pid-dir "$T/run" --user root 2>&1)"
+    [ $? != 0 ] || fail "root accepted as the proxy's user"
+    assert_contains "$OUT" "the proxy's user \`root\` is root's uid or gid"
+    OUT="$(echo "$state" | "$e" --audit-log "$AUDIT" --resolv-conf "$T/none" 2>&1)"
+    [ $? != 0 ] || fail "a missing --resolv-conf accepted"
+    assert_eq "$OUT" "agentcage-egress: --resolv-conf: \`$T/none\` is not a regular file" "missing resolv.conf"
+    OUT="$(echo "$state" | "$e" --audit-log "$AUDIT" --head-timeout 0 2>&1)"
+    [ $? != 0 ] || fail "--head-timeout 0 accepted"
+    assert_contains "$OUT" "--head-timeout: expected 1..3600, got \`0\`"
+    assert_eq "$(ls -A "$T/run")" "" "left in the pid dir"
+    [ ! -e "$AUDIT" ] || fail "refused starts audited a proxy: $(cat "$AUDIT")"
+}
