@@ -356,6 +356,32 @@ class Bench:
                 owned.add(pid)
         return owned, workload
 
+    EGRESS_PID_DIR = "/run/agentcage-egress"  # the proxy's default --pid-dir
+
+    def egress_processes(self, prefix, n):
+        """The egress proxies of tier-2/3 containers PREFIX-0..n-1: the
+        daemon named in its pid file (the audit writer) and its children
+        (the worker). They live outside the container's cgroup."""
+        writers = set()
+        for i in range(n):
+            try:
+                with open(f"{self.EGRESS_PID_DIR}/{prefix}-{i}.pid") as f:
+                    writers.add(int(f.read().strip()))
+            except (OSError, ValueError):
+                pass
+        procs = set(writers)
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid in writers:
+                procs.add(int(d))
+        return procs
+
     def bench_alive(self, variants, n):
         log(f"alive: {n} sleeping containers per variant")
         out = {}
@@ -371,6 +397,10 @@ class Bench:
             owned_pss = sum(self.smaps_rollup(pid)[1] for pid in owned)
             owned_kernel = sum(self.kernel_kib(pid) for pid in owned)
             work_pss = sum(self.smaps_rollup(pid)[1] for pid in workload)
+            egress = self.egress_processes(p, n)
+            egress_rss = sum(self.smaps_rollup(x)[0] for x in egress)
+            egress_pss = sum(self.smaps_rollup(x)[1] for x in egress)
+            egress_kernel = sum(self.kernel_kib(x) for x in egress)
             memcg = []
             for i in range(n):
                 try:
@@ -388,6 +418,10 @@ class Bench:
                       "owned_pss_kib_per_ctr": owned_pss / max(started, 1),
                       "owned_kernel_kib_per_ctr": owned_kernel / max(started, 1),
                       "workload_pss_kib_per_ctr": work_pss / max(started, 1),
+                      "egress_procs": len(egress),
+                      "egress_rss_kib_per_ctr": egress_rss / max(started, 1),
+                      "egress_pss_kib_per_ctr": egress_pss / max(started, 1),
+                      "egress_kernel_kib_per_ctr": egress_kernel / max(started, 1),
                       "memcg_kib_median": median(memcg),
                       "list_ms": median([x["wall_ns"] / 1e6 for x in lst["steps"][0]]),
                       "state_ms": median([x["wall_ns"] / 1e6 for x in st["steps"][0]])}
@@ -520,6 +554,17 @@ def report(b, quick):
             L.append(f"| {v} | {s['started']} | {s['owned_procs']} | {fmt(s['owned_rss_kib_per_ctr'])} | "
                      f"{fmt(s['owned_pss_kib_per_ctr'])} | {fmt(s['owned_kernel_kib_per_ctr'])} | {fmt(s['workload_pss_kib_per_ctr'])} | {fmt(s['memcg_kib_median'], '.0f')} | "
                      f"{fmt(s['list_ms'])} | {fmt(s['state_ms'])} |")
+    eg = {v: s for v, s in al.items() if s.get("egress_procs")}
+    if eg:
+        L.append("")
+        L.append("The egress proxies of the same tier-2/3 containers (a writer and a worker each, outside the "
+                 "container's cgroup, so not in the columns above):")
+        L.append("")
+        L.append("| tier | proxy processes | their RSS KiB/ctr | their PSS KiB/ctr | their page tables + kernel stacks KiB/ctr |")
+        L.append("|---|---|---|---|---|")
+        for v, s in eg.items():
+            L.append(f"| {v} | {s['egress_procs']} | {fmt(s['egress_rss_kib_per_ctr'])} | {fmt(s['egress_pss_kib_per_ctr'])} | "
+                     f"{fmt(s['egress_kernel_kib_per_ctr'])} |")
     sc = R.get("syscalls", {})
     if sc:
         L.append("")
@@ -592,6 +637,11 @@ def report(b, quick):
                 kib = al[v]["owned_pss_kib_per_ctr"] + al[v]["owned_kernel_kib_per_ctr"]
                 target(f"resident per tier-{v[1]} container <= 512 KiB" + ("" if b.tier_active else " (tier mapping not active)"),
                        f"{kib:.0f} KiB PSS + page tables + kernel stack ({al[v]['owned_procs']} processes)", kib <= 512)
+        for v in ("t2", "t3"):
+            if al.get(v, {}).get("egress_procs"):
+                kib = al[v]["egress_pss_kib_per_ctr"] + al[v]["egress_kernel_kib_per_ctr"]
+                target(f"egress proxy resident per tier-{v[1]} container <= 1 MiB",
+                       f"{kib:.0f} KiB PSS + page tables + kernel stacks ({al[v]['egress_procs']} processes)", kib <= 1024)
     if sc and "t1" in sc and "agentcage" in sc:
         r = sc["t1"]["getppid_ns"] / sc["agentcage"]["getppid_ns"]
         target("getppid under tier-1 filter <= 1.1x no filter" + ("" if b.tier_active else " (tier mapping not active)"),
@@ -655,6 +705,9 @@ def main():
                 f.write(("ok" if ok else "FAIL") + f" - {v}: run and create/start/delete measured\n")
             for v, s in b.results.get("alive", {}).items():
                 f.write(("ok" if s["started"] > 0 else "FAIL") + f" - {v}: {s['started']} long-running containers\n")
+                if v in ("t2", "t3") and b.tier_active:
+                    f.write(("ok" if s["egress_procs"] == 2 * s["started"] else "FAIL") +
+                            f" - {v}: an egress proxy (writer and worker) per container: {s['egress_procs']} processes\n")
             for v, s in b.results.get("syscalls", {}).items():
                 f.write(("ok" if s["n"] > 0 else "FAIL") + f" - {v}: syscall probe ran\n")
     text = report(b, a.quick)
