@@ -175,10 +175,25 @@ t_tier2_egress() {
     local b out rc
     b="$(bundle tier2 "$USERNS |
         .annotations = {\"io.agentcage.tier\": \"2\", \"io.agentcage.egress\": \"allowed.test\"}" sh -c \
-        'echo "proxy=$HTTP_PROXY"; wget -q -O- http://denied.test/ 2>&1 | head -1')"
-    out="$(U "$A" --rootless-limits best-effort run -b "$b" rl-tier2 2>&1)"; rc=$?
+        'echo "proxy=$HTTP_PROXY"; wget -q -O- http://denied.test/ 2>&1 | head -1; sleep 2')"
+    U "$A" --rootless-limits best-effort run -b "$b" rl-tier2 > "$W/tier2.out" 2>&1 &
+    local run=$! i writer="" worker="" st
+    # meanwhile, from the host: the proxy's worker is the user's, confined
+    for ((i = 0; i < 30; i++)); do
+        writer="$(cat "/tmp/agentcage-egress-$RL_UID/rl-tier2.pid" 2>/dev/null)"
+        [ -n "$writer" ] && worker="$(ps -o pid= --ppid "$writer" | tr -d ' ')"
+        [ -n "$worker" ] && break
+        sleep 0.1
+    done
+    st="$(cat "/proc/$worker/status" 2>/dev/null)"
+    wait "$run"; rc=$?
+    out="$(cat "$W/tier2.out")"
     check tier2_egress_proxy "$( [ $rc == 0 ] && has "$out" "proxy=http://127.0.0.1:3128" && has "$out" "403" &&
         echo yes || echo "rc=$rc: $(why "$out")")"
+    field() { echo "$st" | awk -v f="$1:" '$1 == f {print $2}'; }
+    check tier2_egress_worker_confined "$( [ "$(field Uid)" == "$RL_UID" ] && [ "$(field CapEff)" == 0000000000000000 ] &&
+        [ "$(field CapPrm)" == 0000000000000000 ] && [ "$(field NoNewPrivs)" == 1 ] && [ "$(field Seccomp)" == 2 ] &&
+        echo yes || echo "worker '$worker' of '$writer': $(echo "$st" | grep -E '^(Uid|Cap(Eff|Prm)|NoNewPrivs|Seccomp):' | tr '\n\t' '  ')")"
 }
 
 t_plain_limits_warn() {
