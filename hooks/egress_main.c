@@ -14,7 +14,7 @@
  *
  * The daemon is two processes, split like OpenSSH's privilege separation:
  *   - the worker handles the container's bytes (egress_parse.c parses
- *     them). Before it reads one it enters egress_sandbox_enter: an empty
+ *     them). Before it reads one it enters helper_sandbox_enter: an empty
  *     read-only root, an unprivileged uid, no capabilities, no_new_privs,
  *     Landlock, a seccomp allow-list. Its decisions go to the writer as
  *     records over a SOCK_SEQPACKET socket;
@@ -54,12 +54,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/linux/helper_sandbox.h"
 #include "runtime/linux/rootless.h"
 #include "runtime/linux/sync.h"
 #include "runtime/util/utils.h"
 #include "hooks/audit.h"
 #include "hooks/egress_parse.h"
-#include "hooks/egress_sandbox.h"
 #include "hooks/hook_state.h"
 #include "hooks/policy_hooks.h"
 
@@ -96,7 +96,7 @@ static struct {
     long max_denials;
     int head_timeout_s;
     int pidfd;
-    struct egress_sandbox sandbox;
+    struct helper_sandbox sandbox;
 } conf = {.port = EGRESS_PROXY_PORT, .pid_dir = DEFAULT_PID_DIR, .pidfd = -1, .head_timeout_s = DEFAULT_HEAD_TIMEOUT_S};
 
 /* The worker's, shared by its connection threads. */
@@ -586,7 +586,7 @@ static void __attribute__((noreturn)) run_worker(int listen_fd, int record_fd, i
     /* one malloc arena: a thread per connection needs no arena of its own */
     mallopt(M_ARENA_MAX, 1);
     conf.sandbox.parent = writer;
-    if (egress_sandbox_enter(&conf.sandbox, &err) < 0) {
+    if (helper_sandbox_enter(&conf.sandbox, &err) < 0) {
         char *msg = ac_error_string(err);
         if (write_all(status_fd, msg, strlen(msg)) < 0)
             _exit(1);
@@ -787,7 +787,7 @@ static int start_worker(int listen_fd, int ready, int *record_fd, int *worker_pi
     /* the writer's own drop: what it writes is all it may touch */
     cleanup_free char *log_copy = xstrdup(conf.audit_log ? conf.audit_log : AUDIT_DEFAULT_LOG);
     const char *dirs[] = {dirname(log_copy), conf.pid_dir, NULL};
-    if (egress_writer_drop(dirs, err) < 0)
+    if (helper_keep_kill_only(dirs, err) < 0)
         return -1;
     char msg[512];
     ssize_t n;
@@ -1068,11 +1068,11 @@ static int choose_user(const char *user, ac_error_t *err)
 
 static void sandbox_port(int port)
 {
-    struct egress_sandbox *sb = &conf.sandbox;
+    struct helper_sandbox *sb = &conf.sandbox;
     for (size_t i = 0; i < sb->n_ports; i++)
         if (sb->ports[i] == port)
             return;
-    if (sb->n_ports < EGRESS_SANDBOX_PORTS_MAX)
+    if (sb->n_ports < HELPER_SANDBOX_PORTS_MAX)
         sb->ports[sb->n_ports++] = port;
 }
 

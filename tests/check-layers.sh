@@ -36,8 +36,10 @@ defs="$(mktemp)"; uses="$(mktemp)"
 trap 'rm -f "$defs" "$uses"' EXIT
 while read -r obj; do
     f="${obj#"$build"/}"; f="${f%.o}"
+    # an object whose source is gone is left over from an older tree
+    [ -f "$f.c" ] || [ -f "$build/$f.c" ] || continue
     nm "$obj" | awk -v f="$f" -v D="$defs" -v U="$uses" \
-        'NF == 3 && $2 ~ /^[TDBR]$/ {print f, $3 > D} NF == 2 && $1 == "U" {print f, $2 > U}'
+        'NF == 3 && $2 ~ /^[TDBR]$/ {print f, $3 >> D} NF == 2 && $1 == "U" {print f, $2 >> U}'
 done < <(find "$build/runtime" "$build/spec" "$build/tier-annotations" "$build/hooks" "$build/gen" \
               -name '*.o' -not -path '*/fuzz/*' 2>/dev/null | sort)
 

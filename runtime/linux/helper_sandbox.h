@@ -1,5 +1,6 @@
-/* Least privilege for the egress proxy's two processes (see
- * hooks/egress_main.c and SECURITY.md, "Host-side helpers").
+/* Least privilege for the host-side helpers that read what a container
+ * sends: today the egress proxy's two processes (hooks/egress_main.c; see
+ * SECURITY.md, "Host-side helpers").
  *
  * The worker reads and writes the container's bytes. It enters a sandbox
  * once it holds its listening socket (made in the container's network
@@ -24,8 +25,8 @@
  * audit log and kills the container after too many refusals: it keeps
  * root's uid and CAP_KILL only, sets no_new_privs, and Landlock limits it
  * to the audit log's and the pid file's directories, with no TCP. */
-#ifndef AGENTCAGE_EGRESS_SANDBOX_H
-#define AGENTCAGE_EGRESS_SANDBOX_H
+#ifndef AGENTCAGE_HELPER_SANDBOX_H
+#define AGENTCAGE_HELPER_SANDBOX_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,14 +34,14 @@
 
 #include "runtime/util/error.h"
 
-#define EGRESS_SANDBOX_PORTS_MAX 64
+#define HELPER_SANDBOX_PORTS_MAX 64
 
-struct egress_sandbox {
+struct helper_sandbox {
     bool change_user;        /* false rootless: keep the uid we have */
     uid_t uid;
     gid_t gid;
     const char *resolv_conf; /* bound at /etc/resolv.conf (NULL: the host's) */
-    int ports[EGRESS_SANDBOX_PORTS_MAX]; /* TCP ports the worker may connect to */
+    int ports[HELPER_SANDBOX_PORTS_MAX]; /* TCP ports the worker may connect to */
     size_t n_ports;
     unsigned max_fds;
     pid_t parent;            /* > 0: die with it (PR_SET_PDEATHSIG) */
@@ -48,10 +49,10 @@ struct egress_sandbox {
 
 /* Confine the calling (single-threaded) process as described above. On
  * failure the process is half-confined and must exit. */
-int egress_sandbox_enter(const struct egress_sandbox *sb, ac_error_t *err);
+int helper_sandbox_enter(const struct helper_sandbox *sb, ac_error_t *err);
 
 /* The writer's drop: CAP_KILL only, no_new_privs, Landlock to the given
  * directories (NULL-terminated). */
-int egress_writer_drop(const char *const *rw_dirs, ac_error_t *err);
+int helper_keep_kill_only(const char *const *rw_dirs, ac_error_t *err);
 
 #endif

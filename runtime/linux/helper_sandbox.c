@@ -1,4 +1,5 @@
-/* The egress proxy's confinement (see egress_sandbox.h). */
+/* The confinement of the host-side helpers that read container input
+ * (see helper_sandbox.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -20,11 +21,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "runtime/linux/helper_sandbox.h"
 #include "runtime/linux/caps.h"
 #include "runtime/linux/landlock.h"
 #include "runtime/linux/landlock_abi.h"
 #include "runtime/util/utils.h"
-#include "hooks/egress_sandbox.h"
 
 /* The worker's empty root is a tmpfs mounted over /proc (a directory every
  * host has) in its own mount namespace, then made the root. */
@@ -37,7 +38,7 @@ static const char *const resolver_files[] = {"resolv.conf", "hosts", "nsswitch.c
 static int landlock_add(int ruleset, int type, const void *attr, const char *what, ac_error_t *err)
 {
     if (syscall(SYS_landlock_add_rule, ruleset, type, attr, 0) < 0)
-        return ac_error(err, errno, "egress sandbox: Landlock rule for %s", what);
+        return ac_error(err, errno, "sandbox: Landlock rule for %s", what);
     return 0;
 }
 
@@ -46,7 +47,7 @@ static int landlock_add(int ruleset, int type, const void *attr, const char *wha
 static int landlock_ruleset(int abi, uint64_t scoped, ac_error_t *err)
 {
     if (abi < 1)
-        return ac_error(err, 0, "egress sandbox: this kernel has no Landlock (CONFIG_SECURITY_LANDLOCK, lsm=)");
+        return ac_error(err, 0, "sandbox: this kernel has no Landlock (CONFIG_SECURITY_LANDLOCK, lsm=)");
     struct ac_landlock_ruleset_attr attr = {
         .handled_access_fs = AC_LANDLOCK_FS_ALL(abi),
         .handled_access_net = abi >= 4 ? AC_LANDLOCK_ACCESS_NET_BIND_TCP | AC_LANDLOCK_ACCESS_NET_CONNECT_TCP : 0,
@@ -54,7 +55,7 @@ static int landlock_ruleset(int abi, uint64_t scoped, ac_error_t *err)
     };
     int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, AC_LANDLOCK_RULESET_SIZE(abi), 0);
     if (fd < 0)
-        return ac_error(err, errno, "egress sandbox: Landlock ruleset");
+        return ac_error(err, errno, "sandbox: Landlock ruleset");
     return fd;
 }
 
@@ -62,7 +63,7 @@ static int landlock_allow_path(int ruleset, const char *path, uint64_t access, a
 {
     cleanup_close int fd = open(path, O_PATH | O_CLOEXEC);
     if (fd < 0)
-        return ac_error(err, errno, "egress sandbox: open `%s`", path);
+        return ac_error(err, errno, "sandbox: open `%s`", path);
     struct landlock_path_beneath_attr attr = {.allowed_access = access, .parent_fd = fd};
     return landlock_add(ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr, path, err);
 }
@@ -70,9 +71,9 @@ static int landlock_allow_path(int ruleset, const char *path, uint64_t access, a
 static int landlock_enforce(int ruleset, ac_error_t *err)
 {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        return ac_error(err, errno, "egress sandbox: prctl(PR_SET_NO_NEW_PRIVS)");
+        return ac_error(err, errno, "sandbox: prctl(PR_SET_NO_NEW_PRIVS)");
     if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
-        return ac_error(err, errno, "egress sandbox: Landlock restrict");
+        return ac_error(err, errno, "sandbox: Landlock restrict");
     return 0;
 }
 
@@ -83,7 +84,7 @@ static int drop_bounding(uint64_t keep, ac_error_t *err)
     for (int cap = 0; cap <= max; cap++)
         if (!(keep & (1ULL << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL &&
             errno != EPERM) /* EPERM: no CAP_SETPCAP (rootless); no_new_privs bars regaining any */
-            return ac_error(err, errno, "egress sandbox: drop capability %d from the bounding set", cap);
+            return ac_error(err, errno, "sandbox: drop capability %d from the bounding set", cap);
     return 0;
 }
 
@@ -93,12 +94,12 @@ static int caps_keep_only(uint64_t keep, ac_error_t *err)
 {
     int max = caps_known_max();
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-        return ac_error(err, errno, "egress sandbox: clear the ambient capabilities");
+        return ac_error(err, errno, "sandbox: clear the ambient capabilities");
     cap_t now = cap_get_proc(), want = cap_init();
     if (!now || !want) {
         cap_free(now);
         cap_free(want);
-        return ac_error(err, errno, "egress sandbox: cap_get_proc");
+        return ac_error(err, errno, "sandbox: cap_get_proc");
     }
     for (int cap = 0; cap <= max; cap++) {
         cap_flag_value_t have = CAP_CLEAR;
@@ -113,7 +114,7 @@ static int caps_keep_only(uint64_t keep, ac_error_t *err)
     cap_free(now);
     cap_free(want);
     if (r < 0)
-        return ac_error(err, saved, "egress sandbox: set capabilities");
+        return ac_error(err, saved, "sandbox: set capabilities");
     return 0;
 }
 
@@ -124,7 +125,7 @@ static int own_user_namespace(ac_error_t *err)
     uid_t uid = geteuid();
     gid_t gid = getegid();
     if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-        return ac_error(err, errno, "egress sandbox: unshare a user and mount namespace");
+        return ac_error(err, errno, "sandbox: unshare a user and mount namespace");
     char map[64];
     snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
     if (write_file("/proc/self/setgroups", "deny", 4, err) < 0 || write_file("/proc/self/uid_map", map, strlen(map), err) < 0)
@@ -137,12 +138,12 @@ static int mount_or_fail(const char *src, const char *dst, const char *type, uns
                          ac_error_t *err)
 {
     if (mount(src, dst, type, flags, data) < 0)
-        return ac_error(err, errno, "egress sandbox: mount `%s` on `%s`", src ? src : "(none)", dst);
+        return ac_error(err, errno, "sandbox: mount `%s` on `%s`", src ? src : "(none)", dst);
     return 0;
 }
 
 /* The empty read-only root with the resolver's files. */
-static int empty_root(const struct egress_sandbox *sb, ac_error_t *err)
+static int empty_root(const struct helper_sandbox *sb, ac_error_t *err)
 {
     char sources[N_RESOLVER_FILES][PATH_MAX];
     for (size_t i = 0; i < N_RESOLVER_FILES; i++) {
@@ -159,7 +160,7 @@ static int empty_root(const struct egress_sandbox *sb, ac_error_t *err)
     }
     if (unshare(CLONE_NEWNS) < 0) {
         if (errno != EPERM || sb->change_user)
-            return ac_error(err, errno, "egress sandbox: unshare the mount namespace");
+            return ac_error(err, errno, "sandbox: unshare the mount namespace");
         if (own_user_namespace(err) < 0)
             return -1;
     }
@@ -168,14 +169,14 @@ static int empty_root(const struct egress_sandbox *sb, ac_error_t *err)
                       "size=64k,nr_inodes=16,mode=0755", err) < 0)
         return -1;
     if (mkdir(NEW_ROOT "/etc", 0755) < 0)
-        return ac_error(err, errno, "egress sandbox: mkdir");
+        return ac_error(err, errno, "sandbox: mkdir");
     for (size_t i = 0; i < N_RESOLVER_FILES; i++) {
         if (!sources[i][0])
             continue;
         cleanup_free char *dst = xasprintf(NEW_ROOT "/etc/%s", resolver_files[i]);
         int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
         if (fd < 0)
-            return ac_error(err, errno, "egress sandbox: create `%s`", dst);
+            return ac_error(err, errno, "sandbox: create `%s`", dst);
         close(fd);
         if (mount_or_fail(sources[i], dst, NULL, MS_BIND, NULL, err) < 0 ||
             mount_or_fail(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL,
@@ -188,7 +189,7 @@ static int empty_root(const struct egress_sandbox *sb, ac_error_t *err)
     /* pivot_root(".", "."): the old root ends up on top and is detached */
     if (chdir(NEW_ROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
         chdir("/") < 0)
-        return ac_error(err, errno, "egress sandbox: pivot into the empty root");
+        return ac_error(err, errno, "sandbox: pivot into the empty root");
     return 0;
 }
 
@@ -201,25 +202,25 @@ static int set_limits(unsigned max_fds, ac_error_t *err)
     for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
         struct rlimit rl = {limits[i].v, limits[i].v};
         if (setrlimit(limits[i].res, &rl) < 0)
-            return ac_error(err, errno, "egress sandbox: %s", limits[i].name);
+            return ac_error(err, errno, "sandbox: %s", limits[i].name);
     }
     return 0;
 }
 
-static int become_user(const struct egress_sandbox *sb, ac_error_t *err)
+static int become_user(const struct helper_sandbox *sb, ac_error_t *err)
 {
     if (!sb->change_user)
         return 0;
     if (setgroups(0, NULL) < 0)
-        return ac_error(err, errno, "egress sandbox: setgroups");
+        return ac_error(err, errno, "sandbox: setgroups");
     if (setresgid(sb->gid, sb->gid, sb->gid) < 0)
-        return ac_error(err, errno, "egress sandbox: setresgid %u", sb->gid);
+        return ac_error(err, errno, "sandbox: setresgid %u", sb->gid);
     if (setresuid(sb->uid, sb->uid, sb->uid) < 0)
-        return ac_error(err, errno, "egress sandbox: setresuid %u", sb->uid);
+        return ac_error(err, errno, "sandbox: setresuid %u", sb->uid);
     return 0;
 }
 
-static int worker_landlock(const struct egress_sandbox *sb, ac_error_t *err)
+static int worker_landlock(const struct helper_sandbox *sb, ac_error_t *err)
 {
     int abi = landlock_abi();
     cleanup_close int ruleset =
@@ -261,7 +262,7 @@ static int worker_seccomp(ac_error_t *err)
     };
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
     if (!ctx)
-        return ac_error(err, 0, "egress sandbox: seccomp_init");
+        return ac_error(err, 0, "sandbox: seccomp_init");
     int r = 0;
     for (size_t i = 0; r == 0 && i < sizeof(allowed) / sizeof(allowed[0]); i++)
         r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
@@ -282,29 +283,29 @@ static int worker_seccomp(ac_error_t *err)
         r = seccomp_load(ctx);
     seccomp_release(ctx);
     if (r < 0)
-        return ac_error(err, -r, "egress sandbox: seccomp filter");
+        return ac_error(err, -r, "sandbox: seccomp filter");
     return 0;
 }
 
-int egress_sandbox_enter(const struct egress_sandbox *sb, ac_error_t *err)
+int helper_sandbox_enter(const struct helper_sandbox *sb, ac_error_t *err)
 {
     if (set_limits(sb->max_fds, err) < 0 || empty_root(sb, err) < 0 || drop_bounding(0, err) < 0 ||
         become_user(sb, err) < 0 || caps_keep_only(0, err) < 0)
         return -1;
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-        return ac_error(err, errno, "egress sandbox: prctl(PR_SET_DUMPABLE)");
+        return ac_error(err, errno, "sandbox: prctl(PR_SET_DUMPABLE)");
     /* after the uid change, which clears it; then check the parent did not
      * go before it was set */
     if (sb->parent > 0 && prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-        return ac_error(err, errno, "egress sandbox: prctl(PR_SET_PDEATHSIG)");
+        return ac_error(err, errno, "sandbox: prctl(PR_SET_PDEATHSIG)");
     if (sb->parent > 0 && getppid() != sb->parent)
-        return ac_error(err, 0, "egress sandbox: the parent is gone");
+        return ac_error(err, 0, "sandbox: the parent is gone");
     if (worker_landlock(sb, err) < 0)
         return -1;
     return worker_seccomp(err);
 }
 
-int egress_writer_drop(const char *const *rw_dirs, ac_error_t *err)
+int helper_keep_kill_only(const char *const *rw_dirs, ac_error_t *err)
 {
     if (drop_bounding(1ULL << CAP_KILL, err) < 0 || caps_keep_only(1ULL << CAP_KILL, err) < 0)
         return -1;
