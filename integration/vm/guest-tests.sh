@@ -367,8 +367,8 @@ t_tiers() {
     for t in 0 1 2 3; do
         local pol; pol="$(rt policy show --tier $t 2>&1)"
         mkbundle "tier$t" "$SLEEPER" '' '' "\"annotations\": {\"io.agentcage.tier\": \"$t\"},"
-        # tier 3 needs a human's grant first (the approval gate)
-        [ "$t" = 3 ] && rt approve tier3 --for 5m > /dev/null 2>&1
+        # tier 3 needs a human's grant first (the approval gate), of this config
+        [ "$t" = 3 ] && rt approve tier3 --for 5m --bundle "$B/tier3" > /dev/null 2>&1
         if ! create "tier$t"; then
             if no_memory_v1; then
                 case "$ERR" in *memory*) ok "tier$t-refused-without-v1-memory" ;; *) fail "tier$t-create" "$ERR" ;; esac
