@@ -337,8 +337,16 @@ class Bench:
                 owned.add(int(d))
             else:
                 workload.add(int(d))
-        # a tier-2/3 container's egress proxy lives outside its cgroup, found
-        # by its pid file (named by the container id)
+        # a tier-2/3 container's egress proxy lives outside its cgroup
+        owned |= self.egress_processes(prefix)
+        return owned, workload
+
+    @staticmethod
+    def egress_processes(prefix):
+        """The egress proxies of the containers PREFIX-*: the daemon named
+        in its pid file (named by the container id; the audit writer) and
+        its children (the worker), when they run agentcage-egress."""
+        writers = set()
         try:
             pid_files = os.listdir(EGRESS_PID_DIR)
         except OSError:
@@ -349,26 +357,10 @@ class Bench:
             try:
                 with open(os.path.join(EGRESS_PID_DIR, name)) as f:
                     pid = int(f.read().split()[0])
-                exe = os.readlink(f"/proc/{pid}/exe").replace(" (deleted)", "")
+                if os.path.basename(os.readlink(f"/proc/{pid}/exe").replace(" (deleted)", "")) == "agentcage-egress":
+                    writers.add(pid)
             except (OSError, ValueError, IndexError):
                 continue
-            if os.path.dirname(exe) in runtime_dirs:
-                owned.add(pid)
-        return owned, workload
-
-    EGRESS_PID_DIR = "/run/agentcage-egress"  # the proxy's default --pid-dir
-
-    def egress_processes(self, prefix, n):
-        """The egress proxies of tier-2/3 containers PREFIX-0..n-1: the
-        daemon named in its pid file (the audit writer) and its children
-        (the worker). They live outside the container's cgroup."""
-        writers = set()
-        for i in range(n):
-            try:
-                with open(f"{self.EGRESS_PID_DIR}/{prefix}-{i}.pid") as f:
-                    writers.add(int(f.read().strip()))
-            except (OSError, ValueError):
-                pass
         procs = set(writers)
         for d in os.listdir("/proc"):
             if not d.isdigit():
@@ -397,7 +389,7 @@ class Bench:
             owned_pss = sum(self.smaps_rollup(pid)[1] for pid in owned)
             owned_kernel = sum(self.kernel_kib(pid) for pid in owned)
             work_pss = sum(self.smaps_rollup(pid)[1] for pid in workload)
-            egress = self.egress_processes(p, n)
+            egress = self.egress_processes(p)
             egress_rss = sum(self.smaps_rollup(x)[0] for x in egress)
             egress_pss = sum(self.smaps_rollup(x)[1] for x in egress)
             egress_kernel = sum(self.kernel_kib(x) for x in egress)
@@ -557,8 +549,8 @@ def report(b, quick):
     eg = {v: s for v, s in al.items() if s.get("egress_procs")}
     if eg:
         L.append("")
-        L.append("The egress proxies of the same tier-2/3 containers (a writer and a worker each, outside the "
-                 "container's cgroup, so not in the columns above):")
+        L.append("Of those, the egress proxies of the tier-2/3 containers (a writer and a worker each, "
+                 "outside the container's cgroup):")
         L.append("")
         L.append("| tier | proxy processes | their RSS KiB/ctr | their PSS KiB/ctr | their page tables + kernel stacks KiB/ctr |")
         L.append("|---|---|---|---|---|")
