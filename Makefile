@@ -134,7 +134,7 @@ fuzz: deps
 # Only what the harnesses reach (the parsers, the state reader and their
 # helpers), so a file being edited elsewhere cannot break the fuzz build.
 FUZZ_LIB_SRCS := $(SPEC_SRCS) $(wildcard runtime/util/*.c) runtime/container/state.c $(wildcard runtime/cgroup/*.c) \
-	hooks/policy_hooks.c hooks/audit.c hooks/sha256.c hooks/hook_state.c hooks/egress_parse.c
+	hooks/policy_hooks.c hooks/audit.c hooks/sha256.c hooks/hook_state.c hooks/approvals.c hooks/egress_parse.c
 FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.c=$(BUILD)/fuzz/lib/%.o)
 
 $(FUZZ_LIB): $(FUZZ_LIB_SRCS) $(ALL_HDRS)
