@@ -577,7 +577,7 @@ def report(b, quick):
 
     # targets
     L.append("")
-    L.append("### issue 6 targets")
+    L.append("### targets (issues 6 and 20)")
     L.append("")
     L.append("| target | measured | holds |")
     L.append("|---|---|---|")
@@ -589,12 +589,15 @@ def report(b, quick):
         ac, rc, cr = lc["agentcage"], lc["runc"], lc["crun"]
         r1 = ac["run"]["wall_ms"] / cr["run"]["wall_ms"]
         r2 = ac["run"]["wall_ms"] / rc["run"]["wall_ms"]
-        target("plain run wall <= 0.8x crun", f"{r1:.2f}x", r1 <= 0.8)
+        target("plain run wall <= 0.5x crun", f"{r1:.2f}x", r1 <= 0.5)
+        rc1 = ac["run"]["cpu_ms"] / cr["run"]["cpu_ms"]
+        target("plain run CPU <= 0.5x crun", f"{rc1:.2f}x", rc1 <= 0.5)
         target("plain run wall <= 0.3x runc", f"{r2:.2f}x", r2 <= 0.3)
-        if "t3" in lc:
-            r3 = lc["t3"]["run"]["wall_ms"] / cr["run"]["wall_ms"]
-            target("tier-3 run wall <= 1.0x crun plain" + ("" if b.tier_active else " (tier mapping not active)"),
-                   f"{r3:.2f}x", r3 <= 1.0)
+        for t, goal in (("t0", 0.7), ("t1", 0.7), ("t3", 1.0)):
+            if t in lc:
+                r3 = lc[t]["run"]["wall_ms"] / cr["run"]["wall_ms"]
+                target(f"tier-{t[1]} run wall <= {goal}x crun plain" + ("" if b.tier_active else " (tier mapping not active)"),
+                       f"{r3:.2f}x", r3 <= goal)
         rr = ac["run"]["maxrss_kb"] / cr["run"]["maxrss_kb"]
         target("runtime peak RSS (run) <= crun", f"{ac['run']['maxrss_kb']:.0f} vs {cr['run']['maxrss_kb']:.0f} KiB", rr <= 1.0)
         if "t3" in lc:
@@ -602,14 +605,23 @@ def report(b, quick):
             target("tier-3 peak RSS (run) <= crun", f"{lc['t3']['run']['maxrss_kb']:.0f} vs {cr['run']['maxrss_kb']:.0f} KiB", rr3 <= 1.0)
     except (KeyError, ZeroDivisionError):
         pass
+    ex = R.get("exec", {})
+    if ex.get("crun", {}).get("wall_ms"):
+        for v, goal in (("agentcage", 0.4), ("t1", 0.6), ("t3", 0.6)):
+            if v in ex:
+                r = ex[v]["wall_ms"] / ex["crun"]["wall_ms"]
+                label = "plain" if v == "agentcage" else f"tier-{v[1]}"
+                target(f"{label} exec wall <= {goal}x crun", f"{r:.2f}x", r <= goal)
     if tp:
-        ns = sorted({int(k.split("/")[1]) for k in tp})
-        jmax = max(int(k.split("/")[2]) for k in tp)
-        for n in ns:
-            a, c = tp.get(f"agentcage/{n}/{jmax}"), tp.get(f"crun/{n}/{jmax}")
-            if a and c:
+        for k, a in tp.items():
+            v, n, j = k.split("/")
+            c = tp.get(f"crun/{n}/{j}")
+            if c and v in ("agentcage", "t2"):
+                goal = 1.5 if v == "agentcage" else 1.0
                 r = a["cps"] / c["cps"]
-                target(f"throughput N={n} J={jmax} >= 1.3x crun", f"{a['cps']:.1f} vs {c['cps']:.1f}/s = {r:.2f}x", r >= 1.3)
+                target(f"throughput {'plain' if v == 'agentcage' else 'tier 2'} N={n} J={j} >= {goal}x crun plain",
+                       f"{a['cps']:.1f} vs {c['cps']:.1f}/s = {r:.2f}x", r >= goal)
+        ns = sorted({int(k.split("/")[1]) for k in tp})
         if len(ns) >= 2:
             for j in sorted({int(k.split("/")[2]) for k in tp}):
                 a0, a1 = tp.get(f"agentcage/{ns[0]}/{j}"), tp.get(f"agentcage/{ns[-1]}/{j}")
@@ -675,9 +687,9 @@ def main():
         if "1" in only:
             b.bench_lifecycle(plain + tiers, rounds=3 if a.quick else 20, per_round=2 if a.quick else 3)
         if "3" in only:
-            b.bench_throughput(plain, [20, 50] if a.quick else [100, 500], [1, 2, 8], reps=1 if a.quick else 3)
+            b.bench_throughput(plain + ["t2"], [20, 50] if a.quick else [100, 500], [1, 2, 8], reps=1 if a.quick else 3)
         if "4" in only:
-            b.bench_exec(plain, rounds=2 if a.quick else 5, per_round=3 if a.quick else 5)
+            b.bench_exec(plain + ["t1", "t3"], rounds=2 if a.quick else 5, per_round=3 if a.quick else 5)
         if "5" in only:
             b.bench_alive(plain + tiers, 10 if a.quick else 100)
         if "6" in only:
