@@ -220,6 +220,10 @@ int tier_operator_set(struct tier_operator *op, const char *name, const char *va
             p += n + (p[n] == ':');
         }
         op->home_dot_allow = value;
+    } else if (strcmp(name, "bind-changes") == 0) {
+        if (strcmp(value, "copy-back") != 0 && strcmp(value, "review") != 0 && strcmp(value, "direct") != 0)
+            return ac_error(err, 0, "--bind-changes: expected copy-back, review or direct, got `%s`", value);
+        op->bind_changes = value;
     } else if (strcmp(name, "home-mounts") == 0) {
         if (check_path_list(name, value, false, err) < 0)
             return -1;

@@ -57,6 +57,7 @@ struct tier_operator {
     const char *env_allow;     /* environment names (or *-patterns, NAME=raw) a tier keeps; NULL: none */
     const char *home_dot_allow; /* colon-separated dot entries a home mount keeps visible (.gitconfig ...) */
     const char *home_mounts;   /* colon-separated bind destinations or sources that count as homes */
+    const char *bind_changes;  /* writable binds: copy-back (default), review, or direct (uncapped) */
     struct tier_credential credentials[TIER_MAX_CREDENTIALS];
     size_t n_credentials;
 };

@@ -94,3 +94,12 @@ void tier_home_add(struct tier_ctx *c, const char *dest)
     free(c->home_roots);
     c->home_roots = joined;
 }
+
+void tier_capped_add(struct tier_ctx *c, const char *dest)
+{
+    if (strchr(dest, ':'))
+        return;
+    char *joined = c->capped_binds ? xasprintf("%s:%s", c->capped_binds, dest) : xstrdup(dest);
+    free(c->capped_binds);
+    c->capped_binds = joined;
+}

@@ -112,6 +112,7 @@ struct tier_ctx {
     char *landlock_rw;         /* colon-separated, grows */
     char *protect_roots;       /* colon-separated writable bind destinations ("DEST" or "DEST=home") */
     char *home_roots;          /* colon-separated home-like bind destinations, read-only ones too */
+    char *capped_binds;        /* colon-separated writable bind destinations written through a capped overlay */
     const char *bundle;        /* the bundle directory (absolute), or NULL */
     enum tier_pod_role pod_role; /* what the engine says the container is in its pod */
     unsigned refused;          /* refusals so far: the first is in *err, each is a decision line */
@@ -130,6 +131,9 @@ void tier_protect_add(struct tier_ctx *c, const char *dest, bool home);
 /* A home-like bind destination, whose top-level dot entries the runtime
  * hides but for the allowed ones (io.agentcage.home-roots). */
 void tier_home_add(struct tier_ctx *c, const char *dest);
+/* A writable bind destination the runtime puts behind a capped overlay
+ * (io.agentcage.capped-binds, with io.agentcage.bind-cap its size). */
+void tier_capped_add(struct tier_ctx *c, const char *dest);
 
 int tier_map_limits(struct tier_ctx *c, ac_error_t *err);    /* tier_resources.c: annotations, ceilings */
 int tier_map_resources(struct tier_ctx *c, ac_error_t *err); /* tier_resources.c: cgroup limits */

@@ -231,6 +231,19 @@ static void write_annotations(struct tier_ctx *c, ac_error_t *err)
         set_mapping_annotation(c, annotations, "io.agentcage.protect-roots", "", err);
         tj_remove(annotations, "io.agentcage.protect-roots");
     }
+    if (c->capped_binds) {
+        char size[32];
+        snprintf(size, sizeof(size), "%lld", (long long)c->limits.workspace);
+        set_mapping_annotation(c, annotations, "io.agentcage.capped-binds", c->capped_binds, err);
+        set_mapping_annotation(c, annotations, "io.agentcage.bind-cap", size, err);
+    } else {
+        static const char *const unset[] = {"io.agentcage.capped-binds", "io.agentcage.bind-cap"};
+        for (size_t i = 0; i < 2; i++)
+            if (tj_get(annotations, unset[i])) {
+                set_mapping_annotation(c, annotations, unset[i], "", err);
+                tj_remove(annotations, unset[i]);
+            }
+    }
     if (c->home_roots) {
         cleanup_free char *allow = xstrdup("");
         for (size_t i = 0; i < c->defs->home_dot_allow.n; i++) {
@@ -315,6 +328,7 @@ int tier_map(yajl_val config, const char *bundle, const struct tier_operator *op
     free(c.landlock_rw);
     free(c.protect_roots);
     free(c.home_roots);
+    free(c.capped_binds);
     if (c.refused > 1 && err && *err) {
         char *msg = xasprintf("%s (and %u more: `agentcage policy show` lists them)", (*err)->msg, c.refused - 1);
         free((*err)->msg);

@@ -293,6 +293,13 @@ static bool operator_state_near(const struct tier_operator *op, const char *norm
     return false;
 }
 
+/* Writable binds go through a capped overlay unless the operator says
+ * --bind-changes direct, or the runtime is rootless (no host mounts). */
+static bool capped_binds(const struct tier_ctx *c)
+{
+    return !c->op->rootless && !(c->op->bind_changes && strcmp(c->op->bind_changes, "direct") == 0);
+}
+
 static int map_bind(struct tier_ctx *c, size_t i, yajl_val m, const char *dest, ac_error_t *err)
 {
     const char *source = tj_get_str(m, "source");
@@ -329,15 +336,25 @@ static int map_bind(struct tier_ctx *c, size_t i, yajl_val m, const char *dest, 
         tier_landlock_add(c, dest);
         tier_protect_add(c, dest, home);
     }
-    if (writable && strcmp(dest, "/workspace") == 0) {
-        /* a host folder cannot be size-capped: say so, and refuse when a
-         * cap was asked for explicitly */
+    if (writable && capped_binds(c)) {
+        /* its writes land in an overlay on a tmpfs of the workspace size,
+         * copied back at delete (or kept for review) */
+        char b[32];
+        tier_capped_add(c, dest);
+        tier_decide(c, "mounts[%zu] %s: writes capped at %s (an overlay on a tmpfs, %s at delete)", i, dest,
+                    tier_format_size(c->limits.workspace, b, sizeof(b)),
+                    c->op->bind_changes && strcmp(c->op->bind_changes, "review") == 0 ? "kept for review"
+                                                                                        : "copied back");
+    } else if (writable && strcmp(dest, "/workspace") == 0) {
+        /* a host folder written directly cannot be size-capped: say so,
+         * and refuse when a cap was asked for explicitly */
         if (tj_get_str(tj_get(c->config, "annotations"), "io.agentcage.workspace-size"))
             return tier_refuse(c, err,
                                "io.agentcage.workspace-size with a bind-mounted /workspace (mounts[%zu]): a host "
-                               "folder cannot be size-capped",
+                               "folder written directly (--bind-changes direct) cannot be size-capped",
                                i);
-        tier_decide(c, "mounts[%zu] /workspace: a host folder, not capped in size (the host's disk)", i);
+        tier_decide(c, "mounts[%zu] /workspace: a host folder written directly, not capped in size (the host's disk)",
+                    i);
     }
     return 0;
 }

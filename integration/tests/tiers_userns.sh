@@ -105,3 +105,72 @@ test_stdio_pipes_work_without_reowning_host_files() {
     assert_eq "$(stat -c %u:%g:%a /dev/null)" "$before" "/dev/null untouched"
     assert_eq "$(stat -c %u:%g "$T/out")" "$file_before" "a host file as stdout untouched"
 }
+
+# ---------------------------------------------------------------- the disk of a writable host folder
+
+test_disk_balloon_in_a_writable_project_stops_at_the_cap() {
+    mkdir -p "$T/proj"; echo keep > "$T/proj/file"
+    local before; before="$(df --output=used -B1M "$T" | tail -1)"
+    ATTACK_CFG=("$(bind_mount /mnt/a "$T/proj" rw)" '.annotations += {"io.agentcage.workspace-size": "32m"}')
+    attack plain /bin/sh -c 'dd if=/dev/zero of=/mnt/a/big bs=1M count=64 2>&1 | tail -1'
+    assert_eq "$(stat -c %s "$T/proj/big")" $((64 << 20)) "plain fills the host's disk"
+    rm -f "$T/proj/big"
+    local t
+    for t in 1 2; do
+        attack $t /bin/sh -c 'dd if=/dev/zero of=/mnt/a/big bs=1M count=64 2>&1; echo end'
+        assert_contains "$OUT" "No space left on device" "tier $t: the balloon stops at the cap"
+        [ -e "$T/proj/big" ] && [ "$(stat -c %s "$T/proj/big")" -gt $((32 << 20)) ] && fail "tier $t wrote past the cap"
+        rm -f "$T/proj/big"
+    done
+    local after; after="$(df --output=used -B1M "$T" | tail -1)"
+    [ $((after - before)) -lt 48 ] || fail "the host disk grew by $((after - before)) MiB"
+}
+
+test_writes_through_a_capped_project_are_copied_back() {
+    mkdir -p "$T/proj/old-dir"; echo one > "$T/proj/keep"; echo two > "$T/proj/gone"; echo three > "$T/proj/old-dir/x"
+    echo theirs > "$T/proj/other"
+    chown -R 4321:4322 "$T/proj"; chown 4400:4400 "$T/proj/other"; chmod 644 "$T/proj/other"
+    ATTACK_CFG=("$(bind_mount /mnt/a "$T/proj" rw)")
+    attack 1 /bin/sh -c 'cd /mnt/a; echo changed > keep; echo new > new; rm gone; rm -r old-dir; mkdir -p d/e; echo f > d/e/f; ln -s keep link; chmod 4755 new; echo evil > other || echo other-read-only; echo ok'
+    assert_contains "$OUT" ok "tier 1 ran: $OUT"
+    assert_eq "$(cat "$T/proj/keep")" changed "a changed file"
+    assert_eq "$(stat -c %u:%g "$T/proj/keep")" 4321:4322 "a changed file keeps its owner"
+    assert_contains "$OUT" other-read-only "another user's file is read-only inside"
+    assert_eq "$(cat "$T/proj/other")" theirs "another user's file unchanged"
+    assert_eq "$(cat "$T/proj/new")" new "a new file"
+    assert_eq "$(stat -c %u:%g "$T/proj/new")" 4321:4322 "a new file is the folder owner's"
+    assert_eq "$(stat -c %a "$T/proj/new")" 755 "no set-id bit comes back from the cage"
+    [ -e "$T/proj/gone" ] && fail "a removed file is back"
+    [ -e "$T/proj/old-dir" ] && fail "a removed folder is back"
+    assert_eq "$(cat "$T/proj/d/e/f")" f "a new folder tree"
+    assert_eq "$(readlink "$T/proj/link")" keep "a symlink"
+    assert_contains "$(cat "$T/state/audit.jsonl")" '"event":"bind-changes-applied"'
+}
+
+test_copy_back_never_follows_a_symlink_in_the_host_folder() {
+    mkdir -p "$T/proj/sub" "$T/victim"
+    ATTACK_CFG=("$(bind_mount /mnt/a "$T/proj" rw)")
+    CID="$(new_id)"; make_bundle "$CID" /bin/sh -c 'mkdir -p /mnt/a/sub; echo planted > /mnt/a/sub/x; sleep 2'
+    cfg "$(bind_mount /mnt/a "$T/proj" rw)"; cfg '.annotations = {"io.agentcage.tier": "1"}'
+    trt create --bundle "$BUNDLE" "$CID" > "$T/out" 2>&1 < /dev/null || fail "create: $(cat "$T/out")"
+    track_pid "$(cpid "$CID")"
+    ok trt start "$CID"
+    # meanwhile the host folder's sub/ becomes a symlink out of it
+    rmdir "$T/proj/sub"; ln -s "$T/victim" "$T/proj/sub"
+    local i; for i in $(seq 50); do [ "$(cstatus "$CID")" == stopped ] && break; sleep 0.1; done
+    ok trt delete "$CID"
+    [ -e "$T/victim/x" ] && fail "copy-back followed a symlink out of the host folder"
+    return 0
+}
+
+test_changes_of_a_killed_container_are_kept_for_review() {
+    mkdir -p "$T/proj"; echo original > "$T/proj/file"
+    ATTACK_CFG=("$(bind_mount /mnt/a "$T/proj" rw)" '.annotations += {"io.agentcage.timeout": "2s"}')
+    attack 1 /bin/sh -c 'echo evil > /mnt/a/file; echo dropped > /mnt/a/new; sleep 30'
+    assert_eq "$(cat "$T/proj/file")" original "a killed container's change is not applied"
+    [ -e "$T/proj/new" ] && fail "a killed container's new file is applied"
+    local kept; kept="$(grep -o '"keptAt":"[^"]*"' "$T/state/audit.jsonl" | tail -1 | cut -d'"' -f4)"
+    [ -n "$kept" ] || fail "no bind-changes-kept record: $(tail -3 "$T/state/audit.jsonl")"
+    assert_eq "$(cat "$kept/file")" evil "the change is kept for review"
+    rm -rf "$kept"
+}

@@ -82,6 +82,8 @@ static void usage(FILE *f)
                "  --env-allow LIST      environment names (or PREFIX_*, NAME=raw) tiers keep besides the safe set\n"
                "  --home-dot-allow LIST dot entries a mounted home keeps visible (default none)\n"
                "  --home-mounts LIST    bind destinations or sources that are homes too (besides /root, /home/NAME)\n"
+               "  --bind-changes copy-back|review|direct  writable binds at a tier: through an overlay capped at\n"
+               "                        the workspace size, copied back at delete (default) or kept for review; or direct\n"
                "  --version, --help\n\nCommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (commands[i].help)
@@ -103,7 +105,7 @@ enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_ROOT
 static const char *const tier_flags[] = {"default-tier", "allowed-tiers", "max-memory", "max-cpus", "max-pids",
                                          "max-timeout", "max-workspace", "audit-log", "approvals-dir", "hooks-dir",
                                          "allowed-hooks", "bind-roots", "userns-range", "env-allow",
-                                         "home-dot-allow", "home-mounts"};
+                                         "home-dot-allow", "home-mounts", "bind-changes"};
 #define N_TIER_FLAGS (sizeof(tier_flags) / sizeof(tier_flags[0]))
 
 static int load_tier_settings(struct tier_operator *op, const char **values, ac_error_t *err)
@@ -141,6 +143,7 @@ int main(int argc, char **argv)
         {"env-allow", required_argument, NULL, OPT_TIER_FLAG + 13},
         {"home-dot-allow", required_argument, NULL, OPT_TIER_FLAG + 14},
         {"home-mounts", required_argument, NULL, OPT_TIER_FLAG + 15},
+        {"bind-changes", required_argument, NULL, OPT_TIER_FLAG + 16},
         {"root", required_argument, NULL, OPT_ROOT},
         {"log", required_argument, NULL, OPT_LOG},
         {"log-format", required_argument, NULL, OPT_LOG_FORMAT},

@@ -112,6 +112,14 @@ long long credentials_next_expiry(const char *state_dir); /* unix ms of the next
 int credentials_expire(const struct global_opts *g, const char *state_dir, const char *id, pid_t init_pid,
                        ac_error_t *err);
 
+/* Writable host folders of a tier behind an overlay capped at the workspace
+ * size (bind_overlay.c): made before the clone (the mounts' sources are
+ * rewritten to the overlays), taken down at delete, with the changes
+ * copied back (apply), kept for review (apply && review) or dropped. */
+int bind_overlays_prepare(const char *state_dir, struct oci_spec *spec, ac_error_t *err);
+void bind_overlays_finish(const struct global_opts *g, const char *state_dir, const char *id, bool apply,
+                          bool review);
+
 /* Writable projects' tool-run files (project_watch.c): noted at create,
  * compared at delete, each change a "project-file" audit record. */
 int project_watch_start(const char *state_dir, const struct oci_spec *spec, ac_error_t *err);

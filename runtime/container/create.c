@@ -48,6 +48,7 @@ struct create_ctx {
     uid_t root_uid;   /* the container's root as the host knows it */
     gid_t root_gid;
     bool credentials_issued;
+    bool overlays;    /* bind overlays may exist under the state directory */
 };
 
 static void rollback(struct create_ctx *c)
@@ -63,6 +64,8 @@ static void rollback(struct create_ctx *c)
     }
     if (c->credentials_issued && c->state_dir)
         credentials_revoke_all(c->g, c->state_dir, c->id, "create-failed");
+    if (c->overlays && c->state_dir)
+        bind_overlays_finish(c->g, c->state_dir, c->id, false, false);
     if (c->state_dir_made && state_remove(c->g, c->id, &ignore) < 0) {
         ac_warn("rollback: %s", ignore->msg);
         ac_error_free(&ignore);
@@ -795,6 +798,15 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     if (tier != TIER_NONE && !g->is_rootless && tier_user_namespace(&c, spec, &plan, &late_userns_fd, err) < 0) {
         audit_refusal(g, id, err);
         goto out;
+    }
+
+    /* 3b'. A tier's writable host folders behind capped overlays. */
+    if (tier != TIER_NONE && !g->is_rootless) {
+        c.overlays = true;
+        if (bind_overlays_prepare(c.state_dir, spec, err) < 0) {
+            audit_refusal(g, id, err);
+            goto out;
+        }
     }
 
     /* 3c. A tier's credentials, from the operator's brokers. */
