@@ -1,12 +1,11 @@
 /* Adding the policy hooks and proxy variables to a config.json tree (see
  * policy_hooks.h). */
 #include <errno.h>
-#include <libgen.h>
-#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
+#include "runtime/util/helpers.h"
 #include "runtime/util/utils.h"
 #include "hooks/audit.h"
 #include "hooks/policy_hooks.h"
@@ -152,16 +151,6 @@ static int proxy_env_set(yajl_val env)
     return 0;
 }
 
-char *policy_hooks_default_dir(ac_error_t *err)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n < 0)
-        return ac_error(err, errno, "readlink /proc/self/exe"), NULL;
-    exe[n] = '\0';
-    return xstrdup(dirname(exe));
-}
-
 int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const struct tier_operator *op,
                      ac_error_t *err)
 {
@@ -169,17 +158,10 @@ int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const str
         return 0;
     if (!config || !YAJL_IS_OBJECT(config))
         return ac_error(err, 0, "policy hooks: config.json is not an object");
-    cleanup_free char *own_dir = NULL;
-    if (!hooks_dir) {
-        own_dir = policy_hooks_default_dir(err);
-        if (!own_dir)
-            return -1;
-        hooks_dir = own_dir;
-    }
     const char *log = op && op->audit_log ? op->audit_log : AUDIT_DEFAULT_LOG;
-    cleanup_free char *egress = xasprintf("%s/agentcage-egress", hooks_dir);
+    cleanup_free char *egress = helper_path(hooks_dir, "agentcage-egress");
     /* an older effective config may still carry the approval hook program */
-    cleanup_free char *approve = xasprintf("%s/agentcage-approve", hooks_dir);
+    cleanup_free char *approve = helper_path(hooks_dir, "agentcage-approve");
 
     yajl_val hooks = object_child(config, "hooks", yajl_t_object);
     if (!hooks)

@@ -29,8 +29,8 @@ bool policy_proxy_env_name(const char *entry);
 
 /* Edit config (a parsed config.json object) in place; new nodes are
  * malloc'd like yajl_tree's own, so yajl_tree_free frees them. hooks_dir is
- * where agentcage-egress lives (NULL: the directory of
- * the running binary, /proc/self/exe). op may be NULL (defaults). Tiers
+ * where agentcage-egress lives (NULL: helpers_default_dir(), see
+ * runtime/util/helpers.h). op may be NULL (defaults). Tiers
  * below 2 add nothing. */
 int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const struct tier_operator *op,
                      ac_error_t *err);
@@ -38,8 +38,5 @@ int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const str
 /* Only the proxy variables in process.env (tier >= 2 containers that join
  * their pod's cage, whose sandbox runs the proxy). */
 int policy_proxy_env_add(yajl_val config, ac_error_t *err);
-
-/* The directory of the running executable, malloc'd. */
-char *policy_hooks_default_dir(ac_error_t *err);
 
 #endif

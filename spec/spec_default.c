@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "runtime/util/build_info.h"
 #include "runtime/util/utils.h"
 #include "spec/spec.h"
 
@@ -340,18 +341,12 @@ char *spec_features_json(void)
 
     gen_string(g, "annotations");
     yajl_gen_map_open(g);
-    const struct scmp_version *version = seccomp_version();
-    if (version) {
-        char buf[64];
-        snprintf(buf, sizeof(buf), "%u.%u.%u", version->major, version->minor, version->micro);
-        gen_key_string(g, "io.github.seccomp.libseccomp.version", buf);
-    }
-#ifdef AGENTCAGE_VERSION
-    gen_key_string(g, "io.agentcage.version", AGENTCAGE_VERSION);
-#endif
-#ifdef AGENTCAGE_COMMIT
-    gen_key_string(g, "io.agentcage.commit", AGENTCAGE_COMMIT);
-#endif
+    struct build_lib libs[BUILD_LIB_COUNT];
+    build_libs(libs);
+    for (int i = 0; i < BUILD_LIB_COUNT; i++)
+        gen_key_string(g, libs[i].annotation, libs[i].version);
+    gen_key_string(g, "io.agentcage.version", build_version());
+    gen_key_string(g, "io.agentcage.commit", build_commit());
     yajl_gen_map_close(g);
     /* Annotations under io.agentcage. change how a container is run (a
      * trailing dot means a prefix, per the runtime-spec). */

@@ -363,7 +363,7 @@ TEST(operator_file)
     struct tier_operator op;
     tier_operator_init(&op);
     cleanup_error ac_error_t err = NULL;
-    CHECK_EQ_INT(tier_operator_load_file(&op, path, &err), 0);
+    CHECK_EQ_INT(tier_operator_load_file(&op, path, false, &err), 0);
     CHECK_EQ_INT(op.default_tier, 0);
     CHECK_EQ_UINT(op.allowed_tiers, 0x3);
     CHECK_EQ_INT(op.max_memory, 256 << 20);
@@ -372,7 +372,7 @@ TEST(operator_file)
     REQUIRE(f != NULL);
     fputs("max-pids = 8\nmax-cpus = many\n", f);
     fclose(f);
-    CHECK_EQ_INT(tier_operator_load_file(&op, path, &err), -1);
+    CHECK_EQ_INT(tier_operator_load_file(&op, path, false, &err), -1);
     if (err) {
         CHECK(strstr(err->msg, ":2: --max-cpus") != NULL);
         ac_error_free(&err);
@@ -381,13 +381,13 @@ TEST(operator_file)
     REQUIRE(f != NULL);
     fputs("colour = blue\n", f);
     fclose(f);
-    CHECK_EQ_INT(tier_operator_load_file(&op, path, &err), -1);
+    CHECK_EQ_INT(tier_operator_load_file(&op, path, false, &err), -1);
     if (err) {
         CHECK(strstr(err->msg, "unknown setting `colour`") != NULL);
         ac_error_free(&err);
     }
     unlink(path);
-    CHECK_EQ_INT(tier_operator_load_file(&op, "/nonexistent/agentcage.conf", &err), 0);
+    CHECK_EQ_INT(tier_operator_load_file(&op, "/nonexistent/agentcage.conf", false, &err), 0);
 }
 
 TEST(tree_to_json_round_trip)

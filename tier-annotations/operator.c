@@ -236,7 +236,7 @@ int tier_operator_set(struct tier_operator *op, const char *name, const char *va
         else
             op->bind_roots = value;
     } else if (strcmp(name, "audit-log") == 0 || strcmp(name, "approvals-dir") == 0 ||
-               strcmp(name, "hooks-dir") == 0) {
+               strcmp(name, "helpers-dir") == 0 || strcmp(name, "hooks-dir") == 0) {
         if (value[0] != '/')
             return ac_error(err, 0, "--%s: expected an absolute path, got `%s`", name, value);
         /* flags point into argv; file values are kept for the process's life */
@@ -244,7 +244,7 @@ int tier_operator_set(struct tier_operator *op, const char *name, const char *va
             op->audit_log = value;
         else if (strcmp(name, "approvals-dir") == 0)
             op->approvals_dir = value;
-        else
+        else /* helpers-dir, or its old name hooks-dir */
             op->hooks_dir = value;
     } else {
         return 0;
@@ -273,14 +273,20 @@ static char *trim(char *s)
     return s;
 }
 
-int tier_operator_load_file(struct tier_operator *op, const char *path, ac_error_t *err)
+int tier_operator_load_file(struct tier_operator *op, const char *path, bool skip_unreadable, ac_error_t *err)
 {
     cleanup_file FILE *f = fopen(path, "re");
     if (f == NULL) {
-        /* absent, or an operator's file a user who is not root cannot read
-         * (rootless, the user chooses the runtime's flags anyway) */
-        if (errno == ENOENT || (errno == EACCES && geteuid() != 0))
+        if (errno == ENOENT)
             return 0;
+        /* An operator's file (or folder) a rootless runtime cannot read: its
+         * user chooses the runtime's flags anyway. Decided by rootlessness,
+         * never by the euid: inside rootless Podman's user namespace the
+         * euid is 0 and the file is still not ours. */
+        if (skip_unreadable && (errno == EACCES || errno == EPERM)) {
+            ac_debug("rootless: `%s` is not readable (%s): its settings are skipped", path, strerror(errno));
+            return 0;
+        }
         return ac_error(err, errno, "open `%s`", path);
     }
     char line[4096];

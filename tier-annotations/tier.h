@@ -48,7 +48,8 @@ struct tier_operator {
     int64_t max_workspace;     /* bytes */
     const char *audit_log;     /* default /var/log/agentcage/audit.jsonl */
     const char *approvals_dir; /* default /var/lib/agentcage/approvals */
-    const char *hooks_dir;     /* where agentcage-egress/-approve live; NULL: next to the runtime binary */
+    const char *hooks_dir;     /* --helpers-dir (alias --hooks-dir): where the helper programs live;
+                                  NULL: helpers_default_dir() (runtime/util/helpers.h) */
     const char *allowed_hooks; /* colon-separated hook programs a bundle may run at a tier; NULL: none */
     const char *bind_roots;    /* colon-separated host folders bind sources may lie below; NULL: tiers.json's */
     uint32_t userns_start;     /* the host ids tiered containers' user namespaces come from ... */
@@ -72,13 +73,16 @@ int tier_credentials_next(const char **pos, char name[64], int64_t *ttl_ms, ac_e
 void tier_operator_init(struct tier_operator *op);
 /* A global flag of the runtime (name without "--": "default-tier",
  * "allowed-tiers", "max-memory", "max-cpus", "max-pids", "max-timeout",
- * "max-workspace", "audit-log", "approvals-dir", "hooks-dir"). Returns 1 when name is a
+ * "max-workspace", "audit-log", "approvals-dir", "helpers-dir" or its old name
+ * "hooks-dir", "allowed-hooks", "bind-roots"). Returns 1 when name is a
  * tier flag and was applied, 0 when it is not a tier flag, -1 on a bad
  * value (err names the flag). */
 int tier_operator_set(struct tier_operator *op, const char *name, const char *value, ac_error_t *err);
 /* Read "name = value" lines (same names as the flags) from path; a missing
- * file is fine. Flags given on the command line win over the file. */
-int tier_operator_load_file(struct tier_operator *op, const char *path, ac_error_t *err);
+ * file is fine, and so is one that cannot be read when skip_unreadable (a
+ * rootless runtime: one --debug line says so). Flags given on the command
+ * line win over the file. */
+int tier_operator_load_file(struct tier_operator *op, const char *path, bool skip_unreadable, ac_error_t *err);
 
 /* Decisions the mapping made, one human-readable line each, for
  * `agentcage policy show` and the audit trail. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hooks/policy_hooks.h"
+#include "runtime/util/helpers.h"
 #include "runtime/util/utils.h"
 #include "tier-annotations/tier_internal.h"
 
@@ -49,14 +50,7 @@ int tier_map_hooks(struct tier_ctx *c, ac_error_t *err)
         return 0;
     if (!YAJL_IS_OBJECT(hooks))
         return tier_reject(c, err, "hooks: expected an object");
-    cleanup_free char *own_dir = NULL;
-    const char *hooks_dir = c->op->hooks_dir;
-    if (hooks_dir == NULL) {
-        ac_error_t e = NULL;
-        own_dir = policy_hooks_default_dir(&e);
-        ac_error_free(&e);
-        hooks_dir = own_dir ? own_dir : "/nonexistent";
-    }
+    const char *hooks_dir = c->op->hooks_dir ? c->op->hooks_dir : helpers_default_dir();
     int ret = 0;
     for (size_t k = 0; k < hooks->u.object.len; k++) {
         bool known = false;

@@ -17,6 +17,12 @@
 
 enum cgroup_mode { CGROUP_MODE_V1, CGROUP_MODE_HYBRID, CGROUP_MODE_V2 };
 enum cgroup_mode cgroup_host_mode(void);
+/* Where this host drives a controller, by its v1 name ("memory", "cpu",
+ * "pids", "freezer", "devices", ...): "v1", "v2", or NULL when it has none
+ * (or there is no such controller). */
+const char *cgroup_controller_where(const char *name);
+/* The cgroup2 mount, or NULL when there is none. */
+const char *cgroup_v2_mount(void);
 
 /* Resolve the container's cgroup path (relative to each hierarchy's root,
  * starting with '/') from config.json's linux.cgroupsPath:

@@ -277,6 +277,26 @@ enum cgroup_mode cgroup_host_mode(void)
     return l ? l->mode : CGROUP_MODE_V1;
 }
 
+const char *cgroup_controller_where(const char *name)
+{
+    cleanup_error ac_error_t err = NULL;
+    const struct cg_layout *l = cg_layout_get(&err);
+    for (int c = 0; l && c < CG_CONTROLLER_COUNT; c++) {
+        if (strcmp(v1_names[c], name) != 0)
+            continue;
+        enum cg_where w = cg_controller_where(l, c);
+        return w == CG_ON_V1 ? "v1" : w == CG_ON_V2 ? "v2" : NULL;
+    }
+    return NULL;
+}
+
+const char *cgroup_v2_mount(void)
+{
+    cleanup_error ac_error_t err = NULL;
+    const struct cg_layout *l = cg_layout_get(&err);
+    return l ? l->v2_mount : NULL;
+}
+
 enum cg_where cg_controller_where(const struct cg_layout *l, enum cg_controller c)
 {
     if (l->v1_index[c] >= 0)

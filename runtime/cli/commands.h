@@ -27,6 +27,8 @@ COMMAND(policy);
 COMMAND(audit);
 COMMAND(approve);
 COMMAND(credentials_expire);
+COMMAND(check);
+COMMAND(install);
 
 /* Shared by the verbs: exactly one container id after the flags. */
 int cli_one_id(int argc, char **argv, const char *usage, const char **id, ac_error_t *err);

@@ -1,23 +1,18 @@
 /* agentcage: the CLI. Global flags first (as the engines pass them), then
  * one verb from the table below. Errors are printed in one place: here. */
 #include <getopt.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "hooks/policy_hooks.h"
 #include "runtime/cli/commands.h"
 #include "runtime/linux/rootless.h"
+#include "runtime/util/build_info.h"
+#include "runtime/util/helpers.h"
 #include "runtime/util/utils.h"
-
-#ifndef AGENTCAGE_VERSION
-#define AGENTCAGE_VERSION "0.0.0"
-#endif
-#ifndef AGENTCAGE_COMMIT
-#define AGENTCAGE_COMMIT "unknown"
-#endif
 
 static COMMAND(unsupported)
 {
@@ -50,6 +45,8 @@ static const struct command commands[] = {
     {"audit", cmd_audit, "audit verify FILE: check the audit trail's hash chain"},
     {"approve", cmd_approve, "approve NAME [--for 10m]: let a tier-3 container be created once"},
     {"credentials-expire", cmd_credentials_expire, NULL}, /* started by start, not for users */
+    {"check", cmd_check, "report what this host can enforce: cgroups, Landlock, seccomp, namespaces, tiers"},
+    {"install", cmd_install, "install docker|podman|containerd [--check]: register agentcage with an engine"},
     {"checkpoint", cmd_unsupported, "not supported"},
     {"restore", cmd_unsupported, "not supported"},
 };
@@ -73,7 +70,9 @@ static void usage(FILE *f)
                "  --default-tier N      tier for containers without io.agentcage.tier (default: none, plain OCI)\n"
                "  --allowed-tiers LIST  tiers an annotation may choose, e.g. 0,1\n"
                "  --max-memory SIZE, --max-cpus N, --max-pids N, --max-timeout DURATION, --max-workspace SIZE\n"
-               "  --audit-log FILE, --approvals-dir DIR, --hooks-dir DIR\n"
+               "  --audit-log FILE, --approvals-dir DIR\n"
+               "  --helpers-dir DIR     where agentcage-watchdog, -egress, -audit live (old name --hooks-dir;\n"
+               "                        default: beside this binary when they are there, else %s)\n"
                "  --allowed-hooks LIST  hook programs a bundle may run at a tier (colon-separated; default none)\n"
                "  --bind-roots LIST     host folders a tiered bind mount may come from (default\n"
                "                        /home:/srv:/tmp:/var/tmp:/mnt:/media, besides the bundle)\n"
@@ -84,7 +83,7 @@ static void usage(FILE *f)
                "  --home-mounts LIST    bind destinations or sources that are homes too (besides /root, /home/NAME)\n"
                "  --bind-changes copy-back|review|direct  writable binds at a tier: through an overlay capped at\n"
                "                        the workspace size, copied back at delete (default) or kept for review; or direct\n"
-               "  --version, --help\n\nCommands:\n");
+               "  --version, --help\n\nCommands:\n", helpers_compiled_dir());
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (commands[i].help)
             fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
@@ -92,9 +91,11 @@ static void usage(FILE *f)
 
 static void print_version(void)
 {
-    const struct scmp_version *v = seccomp_version();
-    printf("agentcage version %s\ncommit: %s\nspec: 1.2.0\nlibseccomp: %u.%u.%u\n", AGENTCAGE_VERSION,
-           AGENTCAGE_COMMIT, v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0);
+    printf("agentcage version %s\ncommit: %s\nspec: 1.2.0\n", build_version(), build_commit());
+    struct build_lib libs[BUILD_LIB_COUNT];
+    build_libs(libs);
+    for (int i = 0; i < BUILD_LIB_COUNT; i++)
+        printf("%s: %s%s\n", libs[i].name, libs[i].version, libs[i].loaded ? "" : " (built with)");
 }
 
 enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_ROOTLESS, OPT_CGMANAGER, OPT_VERSION,
@@ -103,16 +104,16 @@ enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_ROOT
 /* Operator settings for tiers, as flags (daemon.json runtimeArgs,
  * containerd options, containers.conf) over /etc/agentcage/agentcage.conf. */
 static const char *const tier_flags[] = {"default-tier", "allowed-tiers", "max-memory", "max-cpus", "max-pids",
-                                         "max-timeout", "max-workspace", "audit-log", "approvals-dir", "hooks-dir",
+                                         "max-timeout", "max-workspace", "audit-log", "approvals-dir", "helpers-dir",
                                          "allowed-hooks", "bind-roots", "userns-range", "env-allow",
                                          "home-dot-allow", "home-mounts", "bind-changes"};
 #define N_TIER_FLAGS (sizeof(tier_flags) / sizeof(tier_flags[0]))
 
-static int load_tier_settings(struct tier_operator *op, const char **values, ac_error_t *err)
+static int load_tier_settings(struct tier_operator *op, const char **values, bool rootless, ac_error_t *err)
 {
     tier_operator_init(op);
     const char *conf = getenv("AGENTCAGE_CONF");
-    if (tier_operator_load_file(op, conf ? conf : "/etc/agentcage/agentcage.conf", err) < 0)
+    if (tier_operator_load_file(op, conf ? conf : "/etc/agentcage/agentcage.conf", rootless, err) < 0)
         return -1;
     for (size_t i = 0; i < N_TIER_FLAGS; i++)
         if (values[i] && tier_operator_set(op, tier_flags[i], values[i], err) < 0)
@@ -136,7 +137,8 @@ int main(int argc, char **argv)
         {"max-workspace", required_argument, NULL, OPT_TIER_FLAG + 6},
         {"audit-log", required_argument, NULL, OPT_TIER_FLAG + 7},
         {"approvals-dir", required_argument, NULL, OPT_TIER_FLAG + 8},
-        {"hooks-dir", required_argument, NULL, OPT_TIER_FLAG + 9},
+        {"helpers-dir", required_argument, NULL, OPT_TIER_FLAG + 9},
+        {"hooks-dir", required_argument, NULL, OPT_TIER_FLAG + 9}, /* the old name */
         {"allowed-hooks", required_argument, NULL, OPT_TIER_FLAG + 10},
         {"bind-roots", required_argument, NULL, OPT_TIER_FLAG + 11},
         {"userns-range", required_argument, NULL, OPT_TIER_FLAG + 12},
@@ -198,17 +200,19 @@ int main(int argc, char **argv)
         goto fail;
     }
     ac_log_init(g.log, g.log_format, g.debug);
-    if (load_tier_settings(&g.tier, tier_values, &err) < 0)
-        goto fail;
-    /* Rootless: state and audit trail in the user's own directories (the
-     * system ones are root's), unless given. */
     if (rootless_detect(g.rootless, &g.is_rootless, &err) < 0)
         goto fail;
+    if (load_tier_settings(&g.tier, tier_values, g.is_rootless, &err) < 0)
+        goto fail;
     g.tier.rootless = g.is_rootless;
+    /* Rootless: state, audit trail and approvals in the user's own
+     * directories (the system ones are root's), unless given. */
     if (g.is_rootless && !root_given)
         g.root = rootless_state_root(); /* lives as long as the process */
     if (g.is_rootless && !tier_values[7] && strcmp(g.tier.audit_log, "/var/log/agentcage/audit.jsonl") == 0)
         g.tier.audit_log = rootless_audit_log();
+    if (g.is_rootless && !tier_values[8] && strcmp(g.tier.approvals_dir, APPROVALS_DEFAULT_DIR) == 0)
+        g.tier.approvals_dir = rootless_approvals_dir();
     if (optind >= argc) {
         usage(stderr);
         return 1;

@@ -19,6 +19,7 @@
 #include "runtime/container/container.h"
 #include "runtime/linux/hooks.h"
 #include "runtime/linux/userns.h"
+#include "runtime/util/helpers.h"
 #include "runtime/util/utils.h"
 #include "hooks/audit.h"
 
@@ -46,20 +47,6 @@ static void run_hooks_warn(const struct global_opts *g, const struct container_s
         return;
     cleanup_free char *state = container_hook_state(st, status);
     hooks_run_warn(kind, spec->hooks.hooks[kind], spec->hooks.n_hooks[kind], state);
-}
-
-/* agentcage-watchdog, installed next to the running binary. */
-static char *watchdog_path(void)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n <= 0)
-        return xstrdup("agentcage-watchdog");
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = '\0';
-    return xasprintf("%s/agentcage-watchdog", slash ? exe : ".");
 }
 
 /* The host file behind a Kubernetes termination message (a bind mount on
@@ -131,7 +118,7 @@ static int expirer_spawn(const struct global_opts *g, const struct container_sta
 
 static int watchdog_spawn(const struct global_opts *g, struct container_state *st, ac_error_t *err)
 {
-    cleanup_free char *path = watchdog_path();
+    cleanup_free char *path = helper_path(g->tier.hooks_dir, "agentcage-watchdog");
     cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
     if (pidfd < 0 || process_start_time(st->pid) != st->pid_start_time)
         return ac_error(err, pidfd < 0 ? errno : ESRCH, "tier %d: watchdog: the container's init %d", st->tier,

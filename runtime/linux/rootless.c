@@ -77,19 +77,30 @@ static uid_t host_uid_of(uid_t uid)
     return uid;
 }
 
-char *rootless_audit_log(void)
+/* $XDG_STATE_HOME/agentcage/NAME, else ~/.local/state/agentcage/NAME. */
+static char *user_state_path(const char *name)
 {
     const char *state = getenv("XDG_STATE_HOME");
     if (state && state[0] == '/')
-        return xasprintf("%s/agentcage/audit.jsonl", state);
+        return xasprintf("%s/agentcage/%s", state, name);
     /* the home of the host user we are (inside rootless Podman's user
      * namespace, uid 0 and HOME=/root are not that user) */
     uid_t host_uid = host_uid_of(geteuid());
     struct passwd *pw = getpwuid(host_uid);
     const char *home = pw && pw->pw_dir[0] == '/' && host_uid != 0 ? pw->pw_dir : getenv("HOME");
     if (home && home[0] == '/')
-        return xasprintf("%s/.local/state/agentcage/audit.jsonl", home);
-    return xasprintf("/tmp/agentcage-%u/audit.jsonl", (unsigned)geteuid());
+        return xasprintf("%s/.local/state/agentcage/%s", home, name);
+    return xasprintf("/tmp/agentcage-%u/%s", (unsigned)geteuid(), name);
+}
+
+char *rootless_audit_log(void)
+{
+    return user_state_path("audit.jsonl");
+}
+
+char *rootless_approvals_dir(void)
+{
+    return user_state_path("approvals");
 }
 
 static void add_name(char **list, const char *name)

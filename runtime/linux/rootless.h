@@ -23,6 +23,10 @@ char *rootless_state_root(void);
 /* The default audit log of a rootless runtime (the system one is root's):
  * $XDG_STATE_HOME/agentcage/audit.jsonl, else ~/.local/state/... malloc'd. */
 char *rootless_audit_log(void);
+/* The default approvals directory of a rootless runtime (the system one,
+ * /var/lib/agentcage/approvals, is root's), beside its audit log:
+ * $XDG_STATE_HOME/agentcage/approvals, else ~/.local/state/... malloc'd. */
+char *rootless_approvals_dir(void);
 /* The resource limits config.json asks for, as "memory, pids", or NULL when
  * it asks for none. Device rules are not counted: rootless, /dev holds
  * bind mounts of host nodes, usable only as far as the user's own
