@@ -5,21 +5,33 @@
 CC ?= gcc
 PKGS := yajl libseccomp libcap libselinux
 VERSION := 0.1.0
-COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+# `make deb` passes the commit along (AGENTCAGE_COMMIT) to the package build
+COMMIT ?= $(or $(AGENTCAGE_COMMIT),$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown))
+
+# Where `make install` puts things (as runc's Makefile: PREFIX=/usr/local;
+# the Debian package uses PREFIX=/usr). The helpers' directory is compiled
+# in (runtime/util/helpers.h).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
+HELPERS_DIR ?= $(LIBEXECDIR)/agentcage
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
 
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers -fno-strict-aliasing \
-	-DAGENTCAGE_VERSION='"$(VERSION)"' -DAGENTCAGE_COMMIT='"$(COMMIT)"' -I. \
-	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+	-I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
 BUILD := build
 # The binary lands at the top for the default build, inside any other build
 # dir (make BUILD=build-asan ... gives build-asan/agentcage).
 AGENTCAGE_BIN ?= $(if $(filter build,$(BUILD)),agentcage,$(BUILD)/agentcage)
-# The watchdog sits next to the binary: the runtime finds it there.
+# The helpers sit next to the binary in a build tree: the runtime finds
+# them there (installed, in $(HELPERS_DIR)).
 WATCHDOG_BIN ?= $(if $(filter build,$(BUILD)),agentcage-watchdog,$(BUILD)/agentcage-watchdog)
+INSTALL_ENGINE_BIN ?= $(if $(filter build,$(BUILD)),agentcage-install-engine,$(BUILD)/agentcage-install-engine)
 SPEC_SRCS := $(sort $(wildcard spec/*.c tier-annotations/*.c))
 # The runtime's layers (docs/architecture.md), top to bottom: the CLI verbs,
 # the container lifecycle, the Linux kernel work, cgroups, small utilities.
@@ -38,7 +50,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 all: deps
 	@$(MAKE) --no-print-directory binaries
 
-binaries: $(AGENTCAGE_BIN) $(WATCHDOG_BIN)
+binaries: $(AGENTCAGE_BIN) $(WATCHDOG_BIN) $(INSTALL_ENGINE_BIN)
 
 deps:
 	@scripts/setup-deps.sh
@@ -52,7 +64,18 @@ $(BUILD)/libagentcage.a: $(LIB_OBJS)
 
 $(BUILD)/%.o: %.c $(ALL_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# What is compiled into build_info.o and helpers.o; rebuilt when it changes
+# (a new commit, another PREFIX).
+BUILD_VARS := $(VERSION) $(COMMIT) $(HELPERS_DIR) $(shell pkg-config --modversion libselinux 2>/dev/null)
+$(BUILD)/build-vars: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(BUILD_VARS)' | cmp -s - $@ || echo '$(BUILD_VARS)' > $@
+$(BUILD)/runtime/util/build_info.o $(BUILD)/runtime/util/helpers.o: $(BUILD)/build-vars
+$(BUILD)/runtime/util/build_info.o: override CFLAGS += -DAGENTCAGE_VERSION='"$(VERSION)"' \
+	-DAGENTCAGE_COMMIT='"$(COMMIT)"' -DAGENTCAGE_LIBSELINUX_VERSION='"$(word 4,$(BUILD_VARS))"'
+$(BUILD)/runtime/util/helpers.o: override CFLAGS += -DAGENTCAGE_HELPERS_DIR='"$(HELPERS_DIR)"'
 
 # tiers.json compiled in as a C string (sed only: no xxd/python at build time).
 $(BUILD)/tiers_json.h: tier-annotations/tiers.json
@@ -83,6 +106,11 @@ $(BUILD)/gen/watchdog-filter-gen: runtime/watchdog/filter_gen.c
 
 $(BUILD)/gen/watchdog_filter.h: $(BUILD)/gen/watchdog-filter-gen
 	$(BUILD)/gen/watchdog-filter-gen > $@.tmp && mv $@.tmp $@
+
+# agentcage install ENGINE runs this (runtime/cli/install.c)
+$(INSTALL_ENGINE_BIN): scripts/install-engine.sh
+	@mkdir -p $(dir $@)
+	install -m 755 $< $@
 
 $(WATCHDOG_BIN): runtime/watchdog/watchdog.c runtime/linux/landlock_abi.h $(BUILD)/gen/watchdog_filter.h
 	@mkdir -p $(dir $@)
@@ -151,25 +179,66 @@ $(FUZZ_BINS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB)
 fuzz-run: fuzz
 	@tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
-# agentcage and its helpers (the watchdog, the policy hooks) go in one
-# directory: the runtime finds them next to itself. The egress proxy's
+# `make install` as runc's: the binary into $(BINDIR), its helpers into
+# $(HELPERS_DIR), man pages, bash completion, and the engine snippets
+# (what `agentcage install ENGINE` writes, for an operator who configures by
+# hand) into $(DATADIR)/agentcage/engines. `install-files` installs what is
+# built (the Debian package calls it; debian/rules). The egress proxy's
 # worker runs as the system user agentcage-egress, made here unless the
-# install goes to a DESTDIR (a package then makes it).
-PREFIX ?= /usr/local
+# install goes to a DESTDIR (the package's postinst then makes it).
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 agentcage agentcage-watchdog agentcage-egress agentcage-audit agentcage-broker \
-		$(DESTDIR)$(PREFIX)/bin/
+	@$(MAKE) --no-print-directory install-files
 	$(if $(DESTDIR),,scripts/egress-user.sh)
+
+ENGINE_SNIPPETS := $(addprefix $(BUILD)/engines/,docker-daemon.json podman-50-agentcage.conf \
+	containerd-agentcage.toml) integration/kubernetes/runtimeclass.yaml integration/kubernetes/pod-tier2.yaml
+
+$(BUILD)/engines/docker-daemon.json: ENGINE = docker
+$(BUILD)/engines/podman-50-agentcage.conf: ENGINE = podman
+$(BUILD)/engines/containerd-agentcage.toml: ENGINE = containerd --no-import
+$(BUILD)/engines/%: scripts/install-engine.sh $(BUILD)/build-vars
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	AGENTCAGE_INSTALL_PROG=make scripts/install-engine.sh $(ENGINE) --binary $(BINDIR)/agentcage --config $@ 2>/dev/null
+
+install-files: $(ENGINE_SNIPPETS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(HELPERS_DIR) $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions $(DESTDIR)$(DATADIR)/agentcage/engines
+	install -m 755 $(AGENTCAGE_BIN) $(DESTDIR)$(BINDIR)/agentcage
+	install -m 755 $(WATCHDOG_BIN) $(HOOK_BINS) $(INSTALL_ENGINE_BIN) $(DESTDIR)$(HELPERS_DIR)/
+	install -m 644 docs/man/agentcage.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 644 docs/man/agentcage-tiers.7 $(DESTDIR)$(MANDIR)/man7/
+	install -m 644 scripts/completion.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/agentcage
+	install -m 644 $(ENGINE_SNIPPETS) $(DESTDIR)$(DATADIR)/agentcage/engines/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/agentcage $(DESTDIR)$(MANDIR)/man8/agentcage.8 $(DESTDIR)$(MANDIR)/man7/agentcage-tiers.7 \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/agentcage
+	rm -rf $(DESTDIR)$(HELPERS_DIR) $(DESTDIR)$(DATADIR)/agentcage
+
+# A Debian package (debian/), built by dpkg-buildpackage in a copy of the
+# tracked files under $(BUILD)/deb, so nothing lands beside the checkout;
+# the .deb is $(BUILD)/deb/agentcage_$(VERSION)_ARCH.deb.
+DEB_SRC := $(BUILD)/deb/agentcage-$(VERSION)
+deb:
+	@scripts/setup-deps.sh debhelper dpkg-dev jq
+	rm -rf $(BUILD)/deb
+	mkdir -p $(DEB_SRC)
+	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C $(DEB_SRC)
+	cd $(DEB_SRC) && AGENTCAGE_COMMIT=$(COMMIT) dpkg-buildpackage -b -uc -us -j2 > ../build.log 2>&1 || \
+		{ tail -20 ../build.log; exit 1; }
+	@ls $(BUILD)/deb/*.deb
 
 # The README's first command: build everything, then run a busybox container.
 demo: all
 	@scripts/demo.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) agentcage agentcage-watchdog
+	rm -rf $(BUILD) $(ASAN_BUILD) agentcage agentcage-watchdog agentcage-install-engine
 
-.PHONY: all binaries deps unit test check sanitize sanitize-build fuzz fuzz-run clean demo install
+FORCE:
+.PHONY: all binaries deps unit test check sanitize sanitize-build fuzz fuzz-run clean demo install install-files \
+	uninstall deb FORCE
 
 # the agent policy hooks (hooks/)
 include hooks/Makefile.inc
