@@ -10,7 +10,7 @@
 #   TEST_TIMEOUT  seconds per integration test (default 60)
 #   VERBOSE=1     print each failing test's full log
 #   SUITES        the other suites run after the integration tests (default:
-#                 "engines rootless vm fuzz sanitize bench"; "" for none). Skipped when
+#                 "engines rootless package vm fuzz sanitize bench"; "" for none). Skipped when
 #                 TESTS is set.
 #   TIMES=1       print how long each passing test took
 # Tests listed in a file's XFAIL_RUNC variable are known runc bugs: under runc
@@ -129,20 +129,21 @@ for d in /sys/fs/cgroup/*/"$CGROUP_PARENT" /sys/fs/cgroup/"$CGROUP_PARENT"; do
     [ -d "$d" ] && rmdir "$d" 2>/dev/null
 done
 
-# ---- the other suites: engines, the QEMU host matrix, fuzzing, sanitizers,
-# the benchmark's smoke run. Each prints ok/FAIL lines and its own
+# ---- the other suites: engines, rootless, the Debian package in a fresh
+# root, the QEMU host matrix, fuzzing, sanitizers, the benchmark's smoke run. Each prints ok/FAIL lines and its own
 # "N passed, M failed" line, which is added to ours. SUITES="" skips them;
 # SUITES="engines vm" picks some.
 declare -A suite_cmd=(
     [engines]="$IT_DIR/engines/run.sh"
     [rootless]="$IT_DIR/rootless/run.sh"
+    [package]="$IT_DIR/package/run.sh"
     [vm]="$IT_DIR/vm/ci.sh"
     [fuzz]="$REPO_DIR/tests/fuzz/run-ci.sh"
     [sanitize]="$REPO_DIR/tests/sanitize-ci.sh"
     [bench]="$IT_DIR/bench/run.sh --quick --check"
 )
 if [ -z "${TESTS:-}" ]; then
-    for suite in ${SUITES-engines rootless vm fuzz sanitize bench}; do
+    for suite in ${SUITES-engines rootless package vm fuzz sanitize bench}; do
         cmd="${suite_cmd[$suite]:-}"
         if [ -z "$cmd" ] || [ ! -x "${cmd%% *}" ]; then
             echo "FAIL - suite $suite: no runner ${cmd%% *}"; failed=$((failed + 1)); continue

@@ -6,7 +6,9 @@
 #       `unshare --user --map-root-user` (as rootless Podman runs its OCI
 #       runtime), and as the plain user with a user namespace in config.json;
 #   (b) rootless Podman with `--runtime agentcage` (plain, a tier, -it, exec,
-#       stop, rm), when rootless Podman works on this machine at all.
+#       stop, rm), when rootless Podman works on this machine at all; and
+#       after a root-side `agentcage approve` with an operator config the
+#       user cannot read (issue 16: it failed every rootless container).
 # Prints ok/FAIL/skip lines and `N passed, M failed`; exits non-zero on a
 # failure.
 #
@@ -245,6 +247,34 @@ t_refusals() {
     check newuidmap_ranges "$( [ $rc == 0 ] && has "$out" " 1 $sub 1000" && echo yes || echo "rc=$rc: $(why "$out")")"
 }
 
+t_rootless_state_defaults() {
+    # tier 3 rootless: its request and grant in the user's own directory
+    # (beside its audit trail), never the system's /var/lib/agentcage
+    local b out rc dir="$RL_HOME/.local/state/agentcage/approvals"
+    b="$(bundle tier3 "$USERNS | .annotations = {\"io.agentcage.tier\": \"3\"}" echo approved-run)"
+    out="$(U "$A" --rootless-limits best-effort run -b "$b" rl-tier3 2>&1)"; rc=$?
+    check rootless_tier3_refused_with_request "$( [ $rc == 1 ] && has "$out" "approve" && [ -s "$dir/rl-tier3.request" ] &&
+        echo yes || echo "rc=$rc request=$(ls "$dir" 2>&1 | tr '\n' ' '): $(why "$out")")"
+    out="$(U "$A" approve rl-tier3 2>&1)"; rc=$?
+    check rootless_approve_own_dir "$( [ $rc == 0 ] && [ -s "$dir/rl-tier3.grant" ] &&
+        [ "$(stat -c '%U %a' "$dir")" == "$RL_USER 700" ] && echo yes || echo "rc=$rc: $(why "$out")")"
+    out="$(U "$A" --rootless-limits best-effort run -b "$b" rl-tier3 2>&1)"; rc=$?
+    check rootless_tier3_runs_after_approval "$( [ $rc == 0 ] && has "$out" approved-run && [ ! -e "$dir/rl-tier3.grant" ] &&
+        echo yes || echo "rc=$rc: $(why "$out")")"
+    # check, rootless on this host: what cannot be enforced, and why
+    out="$(U "$A" check 2>&1)"; rc=$?
+    if rootless_cgroups_here; then
+        check rootless_check "$( [ $rc == 0 ] && has "$out" ", rootless" && echo yes || echo "rc=$rc: $(why "$out")")"
+    else
+        check rootless_check_names_limits "$( [ $rc == 1 ] && has "$out" ", rootless" &&
+            has "$out" "tier 1 (write): not fully enforceable here: no cgroup limits" &&
+            has "$out" "--rootless-limits best-effort" && has "$out" "idmapped mounts: no - rootless" &&
+            echo yes || echo "rc=$rc: $(why "$out")")"
+    fi
+}
+# true when this host's cgroups can be delegated to a user (pure v2)
+rootless_cgroups_here() { grep -q ' /sys/fs/cgroup cgroup2 ' /proc/self/mounts; }
+
 # ---------------------------------------------------------------- (b) Podman
 
 podman_store() { # STORE RUNROOT
@@ -264,6 +294,8 @@ podman_setup() {
 [engine]
 cgroup_manager = "cgroupfs"
 events_logger = "file"
+# the operator's config file of the runtime: a root-owned one of this test
+env = ["AGENTCAGE_CONF=$W/opconf/agentcage.conf"]
 # Debian's crun refuses hybrid cgroup hosts such as this one
 runtime = "runc"
 
@@ -341,6 +373,41 @@ t_podman() {
     check podman_stop "$( [ $rc == 0 ] && [ "$st" == exited ] && echo yes || echo "rc=$rc status=$st: $(why "$out")")"
     out="$(PS main rm rl-pod 2>&1)"; rc=$?
     check podman_rm "$( [ $rc == 0 ] && [ -z "$(PS main ps -aq 2>/dev/null)" ] && echo yes || echo "rc=$rc: $(why "$out")")"
+    t_podman_after_root_approve
+}
+
+# Issue 16's regression: root approves a tier-3 container (the approvals
+# directory used to be /etc/agentcage/approvals, made 0700, and from then on
+# every rootless container failed on the unreadable agentcage.conf).
+t_podman_after_root_approve() {
+    local out rc IMG=agentcage-it:latest tier1 etc_before var_before
+    tier1=(--runtime agentcage --runtime-flag rootless-limits=best-effort run --rm --network none
+           --annotation io.agentcage.tier=1 "$IMG" sh -c 'touch /workspace/f && echo ws-ok')
+    # the operator's file reaches the runtime: readable, it is applied (shown first)
+    mkdir -p "$W/opconf"
+    echo "allowed-tiers = 0" > "$W/opconf/agentcage.conf"
+    chmod 755 "$W/opconf"; chmod 644 "$W/opconf/agentcage.conf"
+    out="$(PS main "${tier1[@]}" 2>&1)"; rc=$?
+    check podman_reads_operator_conf "$( [ $rc != 0 ] && has "$out" "tier 1 is not allowed here" && echo yes || echo "rc=$rc: $(why "$out")")"
+    # root approves with the default directory
+    etc_before="$( [ -e /etc/agentcage ] && echo yes || echo no)"
+    var_before="$( [ -e /var/lib/agentcage ] && echo yes || echo no)"
+    out="$("$A" approve rl-regress --digest "sha256:$(printf '0%.0s' $(seq 64))" 2>&1)"; rc=$?
+    check root_approve_in_var_lib "$( [ $rc == 0 ] && [ -s /var/lib/agentcage/approvals/rl-regress.grant ] &&
+        [ "$(stat -c %a /var/lib/agentcage/approvals)" == 700 ] && echo yes || echo "rc=$rc: $(why "$out")")"
+    check root_approve_leaves_etc_alone "$( [ "$etc_before" == yes ] || [ ! -e /etc/agentcage ] && echo yes || echo "it made /etc/agentcage")"
+    rm -f /var/lib/agentcage/approvals/rl-regress.grant
+    if [ "$var_before" == no ]; then rm -rf /var/lib/agentcage; fi
+    # the operator's folder and file unreadable to the user: skipped, never a failure
+    chmod 700 "$W/opconf"; chmod 600 "$W/opconf/agentcage.conf"
+    out="$(PS main --runtime agentcage run --rm --network none "$IMG" echo plain-ok 2>&1)"; rc=$?
+    check podman_unreadable_conf_plain "$( [ $rc == 0 ] && [ "$out" == plain-ok ] && echo yes || echo "rc=$rc: $(why "$out")")"
+    out="$(PS main "${tier1[@]}" 2>&1)"; rc=$?
+    check podman_unreadable_conf_tier1 "$( [ $rc == 0 ] && has "$out" ws-ok && echo yes || echo "rc=$rc: $(why "$out")")"
+    # the same, driven directly in the user's namespace: one --debug line says why
+    out="$(UNS env AGENTCAGE_CONF="$W/opconf/agentcage.conf" "$A" --root "$W/state-ns" --debug list -q 2>&1)"; rc=$?
+    check unshare_unreadable_conf_debug_line "$( [ $rc == 0 ] && [ "$(echo "$out" | grep -c 'is not readable')" == 1 ] &&
+        echo yes || echo "rc=$rc: $(why "$out")")"
 }
 
 podman_teardown() {
@@ -374,6 +441,7 @@ cleanup() {
     local left; left="$(ps -u "$RL_UID" -o pid=,comm= 2>/dev/null | tr '\n' ' ')"
     [ -z "$left" ] || echo "# rootless: processes of $RL_USER still running: $left" >&2
     rm -rf "$RUNDIR/agentcage" "$RUNDIR/containers" "$RUNDIR/libpod" "$RUNDIR/runc" "$RUNDIR/crun" "$W"
+    rm -f "$RL_HOME/.local/state/agentcage/approvals/rl-tier3".*
     [ $made_rundir == 1 ] && rm -rf "$RUNDIR"
 }
 
@@ -384,6 +452,7 @@ t_tier_limits
 t_tier2_egress
 t_plain_limits_warn
 t_refusals
+t_rootless_state_defaults
 t_podman
 cleanup
 echo "$PASSED passed, $FAILED failed"
