@@ -211,17 +211,21 @@ install-files: $(ENGINE_SNIPPETS)
 	install -m 644 scripts/completion.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/agentcage
 	install -m 644 $(ENGINE_SNIPPETS) $(DESTDIR)$(DATADIR)/agentcage/engines/
 
+# only what install put there (the tier wrappers of `agentcage install --tier`
+# may share $(HELPERS_DIR) under /usr/local)
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/agentcage $(DESTDIR)$(MANDIR)/man8/agentcage.8 $(DESTDIR)$(MANDIR)/man7/agentcage-tiers.7 \
-		$(DESTDIR)$(DATADIR)/bash-completion/completions/agentcage
-	rm -rf $(DESTDIR)$(HELPERS_DIR) $(DESTDIR)$(DATADIR)/agentcage
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/agentcage \
+		$(addprefix $(DESTDIR)$(HELPERS_DIR)/,agentcage-watchdog agentcage-egress agentcage-audit agentcage-install-engine) \
+		$(addprefix $(DESTDIR)$(DATADIR)/agentcage/engines/,$(notdir $(ENGINE_SNIPPETS)))
+	-rmdir $(DESTDIR)$(HELPERS_DIR) $(DESTDIR)$(DATADIR)/agentcage/engines $(DESTDIR)$(DATADIR)/agentcage 2>/dev/null
 
 # A Debian package (debian/), built by dpkg-buildpackage in a copy of the
 # tracked files under $(BUILD)/deb, so nothing lands beside the checkout;
 # the .deb is $(BUILD)/deb/agentcage_$(VERSION)_ARCH.deb.
 DEB_SRC := $(BUILD)/deb/agentcage-$(VERSION)
 deb:
-	@scripts/setup-deps.sh debhelper dpkg-dev jq
+	@scripts/setup-deps.sh debhelper dpkg-dev
 	rm -rf $(BUILD)/deb
 	mkdir -p $(DEB_SRC)
 	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C $(DEB_SRC)

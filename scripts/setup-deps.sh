@@ -1,9 +1,10 @@
 #!/bin/sh
 # Install the Debian packages agentcage needs to build and test, when missing;
-# more package names as arguments (`make deb`: debhelper dpkg-dev jq).
+# jq writes Docker's daemon.json (agentcage install, make install's snippets);
+# more package names as arguments (`make deb`: debhelper dpkg-dev).
 set -e
 need=""
-for p in gcc make pkg-config libseccomp-dev libyajl-dev libcap-dev libselinux1-dev busybox-static "$@"; do
+for p in gcc make pkg-config libseccomp-dev libyajl-dev libcap-dev libselinux1-dev busybox-static jq "$@"; do
     dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
 done
 [ -z "$need" ] && exit 0

@@ -294,14 +294,16 @@ podman_setup() {
 [engine]
 cgroup_manager = "cgroupfs"
 events_logger = "file"
-# the operator's config file of the runtime: a root-owned one of this test
-env = ["AGENTCAGE_CONF=$W/opconf/agentcage.conf"]
 # Debian's crun refuses hybrid cgroup hosts such as this one
 runtime = "runc"
 
 [engine.runtimes]
 agentcage = ["$A"]
+# the same runtime with an operator config file of this test's (root-owned)
+agentcage-op = ["$W/bin/agentcage-op"]
 EOF
+    printf '#!/bin/sh\nAGENTCAGE_CONF=%s/opconf/agentcage.conf exec %s "$@"\n' "$W" "$A" > "$W/bin/agentcage-op"
+    chmod 755 "$W/bin/agentcage-op"
     cat > "$W/podman/storage.conf" << EOF
 [storage]
 driver = "vfs"
@@ -381,7 +383,7 @@ t_podman() {
 # every rootless container failed on the unreadable agentcage.conf).
 t_podman_after_root_approve() {
     local out rc IMG=agentcage-it:latest tier1 etc_before var_before
-    tier1=(--runtime agentcage --runtime-flag rootless-limits=best-effort run --rm --network none
+    tier1=(--runtime agentcage-op --runtime-flag rootless-limits=best-effort run --rm --network none
            --annotation io.agentcage.tier=1 "$IMG" sh -c 'touch /workspace/f && echo ws-ok')
     # the operator's file reaches the runtime: readable, it is applied (shown first)
     mkdir -p "$W/opconf"
@@ -400,7 +402,7 @@ t_podman_after_root_approve() {
     if [ "$var_before" == no ]; then rm -rf /var/lib/agentcage; fi
     # the operator's folder and file unreadable to the user: skipped, never a failure
     chmod 700 "$W/opconf"; chmod 600 "$W/opconf/agentcage.conf"
-    out="$(PS main --runtime agentcage run --rm --network none "$IMG" echo plain-ok 2>&1)"; rc=$?
+    out="$(PS main --runtime agentcage-op run --rm --network none "$IMG" echo plain-ok 2>&1)"; rc=$?
     check podman_unreadable_conf_plain "$( [ $rc == 0 ] && [ "$out" == plain-ok ] && echo yes || echo "rc=$rc: $(why "$out")")"
     out="$(PS main "${tier1[@]}" 2>&1)"; rc=$?
     check podman_unreadable_conf_tier1 "$( [ $rc == 0 ] && has "$out" ws-ok && echo yes || echo "rc=$rc: $(why "$out")")"

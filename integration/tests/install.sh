@@ -141,6 +141,8 @@ test_make_install_layout() {
     OUT="$("$p/bin/agentcage" --root "$ROOT" --helpers-dir "$p/libexec/agentcage" run -b "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
     assert_eq "$RC" 0 "the installed binary runs tier 1 ($OUT)"
     assert_contains "$OUT" "root-ro"
+    ok make --no-print-directory -C "$REPO_DIR" uninstall DESTDIR="$T/inst" PREFIX=/usr/local
+    assert_eq "$(find "$T/inst" -type f | head -3)" "" "make uninstall removes every file"
 }
 
 test_bash_completion() {
