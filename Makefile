@@ -216,7 +216,7 @@ install-files: $(ENGINE_SNIPPETS)
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/agentcage $(DESTDIR)$(MANDIR)/man8/agentcage.8 $(DESTDIR)$(MANDIR)/man7/agentcage-tiers.7 \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/agentcage \
-		$(addprefix $(DESTDIR)$(HELPERS_DIR)/,agentcage-watchdog agentcage-egress agentcage-audit agentcage-install-engine) \
+		$(addprefix $(DESTDIR)$(HELPERS_DIR)/,$(notdir $(WATCHDOG_BIN) $(HOOK_BINS) $(INSTALL_ENGINE_BIN))) \
 		$(addprefix $(DESTDIR)$(DATADIR)/agentcage/engines/,$(notdir $(ENGINE_SNIPPETS)))
 	-rmdir $(DESTDIR)$(HELPERS_DIR) $(DESTDIR)$(DATADIR)/agentcage/engines $(DESTDIR)$(DATADIR)/agentcage 2>/dev/null
 

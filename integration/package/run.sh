@@ -39,7 +39,7 @@ warnings="$(echo "$lint" | grep -c '^W: ')"
 
 files="$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|')"
 want="/usr/bin/agentcage /usr/libexec/agentcage/agentcage-watchdog /usr/libexec/agentcage/agentcage-egress
-      /usr/libexec/agentcage/agentcage-audit /usr/libexec/agentcage/agentcage-install-engine
+      /usr/libexec/agentcage/agentcage-audit /usr/libexec/agentcage/agentcage-broker /usr/libexec/agentcage/agentcage-install-engine
       /usr/share/man/man8/agentcage.8.gz /usr/share/man/man7/agentcage-tiers.7.gz
       /usr/share/bash-completion/completions/agentcage /usr/share/agentcage/engines/docker-daemon.json
       /usr/share/agentcage/engines/podman-50-agentcage.conf /usr/share/agentcage/engines/containerd-agentcage.toml
@@ -98,6 +98,7 @@ snapshot() { find / -xdev \\( -path /proc -o -path /sys -o -path /dev -o -path /
 step deps sh -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends $pkgs'
 snapshot > /root/before
 step install dpkg -i /root/$(basename "$deb")
+step user id agentcage-egress
 step version agentcage --version
 step check agentcage check
 step tier1 sh -c 'cd /root/b1 && agentcage run $id-1'
@@ -122,6 +123,7 @@ rc_of() { grep -m1 "^=== $1 rc=" "$log" | sed 's/.*rc=//'; }
 
 check fresh_deps_from_depends "$( [ "$(rc_of deps)" == 0 ] && echo yes || echo "apt-get install $pkgs: $(out_of deps | tail -3 | one_line)")"
 check fresh_dpkg_install "$( [ "$(rc_of install)" == 0 ] && echo yes || echo "$(out_of install | tail -3 | one_line)")"
+check fresh_egress_user "$( [ "$(rc_of user)" == 0 ] && echo yes || echo "no system user agentcage-egress: $(out_of user | one_line)")"
 v="$(out_of version)"
 check fresh_version "$( [ "$(rc_of version)" == 0 ] && echo "$v" | grep -q "^agentcage version $(dpkg-deb -f "$deb" Version)$" &&
     echo "$v" | grep -q '^commit: [0-9a-f]' && echo yes || echo "$(echo "$v" | one_line)")"

@@ -123,7 +123,7 @@ test_make_install_layout() {
     local p="$T/inst/usr/local" f
     assert_eq "$(ls "$p/bin")" agentcage "bin/ holds agentcage alone"
     assert_eq "$(ls "$p/libexec/agentcage" | tr '\n' ' ')" \
-        "agentcage-audit agentcage-egress agentcage-install-engine agentcage-watchdog " "libexec/agentcage/"
+        "agentcage-audit agentcage-broker agentcage-egress agentcage-install-engine agentcage-watchdog " "libexec/agentcage/"
     for f in share/man/man8/agentcage.8 share/man/man7/agentcage-tiers.7 share/bash-completion/completions/agentcage \
              share/agentcage/engines/docker-daemon.json share/agentcage/engines/podman-50-agentcage.conf \
              share/agentcage/engines/containerd-agentcage.toml share/agentcage/engines/runtimeclass.yaml; do

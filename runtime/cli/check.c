@@ -1,8 +1,8 @@
 /* check [--json]: the doctor. What this host gives the runtime (cgroup
  * layout and controllers, Landlock, seccomp, namespaces, user namespaces,
- * idmapped mounts, the helpers, the approvals directory), and for each tier
- * whether everything it promises can be enforced here, and if not, what is
- * missing. Every finding is a real attempt (host_probe.h); nothing on the
+ * idmapped mounts of / and of /tmp when that is another filesystem, the
+ * helpers, the approvals directory), and for each tier whether everything
+ * it promises can be enforced here, and if not, what is missing. Every finding is a real attempt (host_probe.h); nothing on the
  * host is changed. Exit status 0 when every tier is enforceable, 1 when
  * one is not. */
 #include <errno.h>
@@ -148,11 +148,14 @@ static void probe_host(const struct global_opts *g, struct report *r)
     add(r, "seccomp notify", probe_seccomp_notify(), T_NONE);
     add(r, "namespaces", probe_namespaces(tier_ns), T_ALL);
     add(r, "other namespaces", probe_namespaces(other_ns), T_NONE);
-    add(r, "user namespaces", probe_user_namespaces(), T_NONE);
+    /* With host root a tier makes the container's user namespace and
+     * idmaps its directory bind mounts (container/create.c); rootless, the
+     * user namespace is the engine's and nothing is idmapped. */
+    add(r, "user namespaces", probe_user_namespaces(), g->is_rootless ? T_NONE : T_ALL);
     if (g->is_rootless) {
         add(r, "idmapped mounts", no(xstrdup("rootless: an idmapped mount needs host root")), T_NONE);
     } else {
-        add(r, "idmapped mounts", probe_idmapped_mount("/"), T_NONE);
+        add(r, "idmapped mounts", probe_idmapped_mount("/"), T_ALL);
         struct stat root, tmp; /* /tmp too when it is another filesystem (often a tmpfs) */
         if (stat("/", &root) == 0 && stat("/tmp", &tmp) == 0 && root.st_dev != tmp.st_dev)
             add(r, "idmapped mounts /tmp", probe_idmapped_mount("/tmp"), T_NONE);
