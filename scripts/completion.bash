@@ -10,7 +10,8 @@ _agentcage() {
         policy audit approve check install"
     local globals="--root --log --log-format --debug --systemd-cgroup --cgroup-manager --rootless --rootless-limits
         --default-tier --allowed-tiers --max-memory --max-cpus --max-pids --max-timeout --max-workspace --audit-log
-        --approvals-dir --helpers-dir --allowed-hooks --bind-roots --version --help"
+        --approvals-dir --helpers-dir --hooks-dir --allowed-hooks --bind-roots --userns-range --env-allow
+        --home-dot-allow --home-mounts --version --help"
     local root=/run/agentcage i verb=""
     for ((i = 1; i < cword; i++)); do
         case "${words[i]}" in
@@ -18,13 +19,14 @@ _agentcage() {
             -*) ;;
             *) case "${words[i-1]}" in
                    --root|--log|--log-format|--cgroup-manager|--rootless|--rootless-limits|--default-tier|--allowed-tiers|\
-                   --max-*|--audit-log|--approvals-dir|--helpers-dir|--hooks-dir|--allowed-hooks|--bind-roots) ;;
+                   --max-*|--audit-log|--approvals-dir|--helpers-dir|--hooks-dir|--allowed-hooks|--bind-roots|\
+                   --userns-range|--env-allow|--home-dot-allow|--home-mounts) ;;
                    *) verb="${words[i]}"; break ;;
                esac ;;
         esac
     done
     case "$prev" in
-        --root|--approvals-dir|--helpers-dir|--bundle|-b) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --root|--approvals-dir|--helpers-dir|--hooks-dir|--bundle|-b) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --log|--audit-log|--pid-file|--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --log-format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
         --cgroup-manager) COMPREPLY=($(compgen -W "cgroupfs systemd disabled" -- "$cur")); return ;;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/util/helpers.h"
 #include "runtime/util/utils.h"
 #include "tier-annotations/tier_internal.h"
 
@@ -19,6 +20,13 @@ void tier_operator_init(struct tier_operator *op)
     op->approvals_dir = "/var/lib/agentcage/approvals";
     op->userns_start = 1000000000u;
     op->userns_size = 1u << 30; /* 16384 containers at once */
+}
+
+const char *tier_hooks_dir(const struct tier_operator *op)
+{
+    if (op->hooks_dir)
+        return op->hooks_dir;
+    return op->helpers_dir ? op->helpers_dir : helpers_default_dir();
 }
 
 /* "0,1", "read,write", "0, write": a bit per tier. */
@@ -244,7 +252,9 @@ int tier_operator_set(struct tier_operator *op, const char *name, const char *va
             op->audit_log = value;
         else if (strcmp(name, "approvals-dir") == 0)
             op->approvals_dir = value;
-        else /* helpers-dir, or its old name hooks-dir */
+        else if (strcmp(name, "helpers-dir") == 0)
+            op->helpers_dir = value;
+        else
             op->hooks_dir = value;
     } else {
         return 0;

@@ -48,8 +48,10 @@ struct tier_operator {
     int64_t max_workspace;     /* bytes */
     const char *audit_log;     /* default /var/log/agentcage/audit.jsonl */
     const char *approvals_dir; /* default /var/lib/agentcage/approvals */
-    const char *hooks_dir;     /* --helpers-dir (alias --hooks-dir): where the helper programs live;
-                                  NULL: helpers_default_dir() (runtime/util/helpers.h) */
+    const char *helpers_dir;   /* --helpers-dir: where the helper programs live (watchdog, egress proxy,
+                                  installer); NULL: helpers_default_dir() (runtime/util/helpers.h) */
+    const char *hooks_dir;     /* --hooks-dir, the older and narrower flag: where the tier's hook program
+                                  (agentcage-egress) lives, over helpers_dir; NULL: as helpers_dir */
     const char *allowed_hooks; /* colon-separated hook programs a bundle may run at a tier; NULL: none */
     const char *bind_roots;    /* colon-separated host folders bind sources may lie below; NULL: tiers.json's */
     uint32_t userns_start;     /* the host ids tiered containers' user namespaces come from ... */
@@ -71,10 +73,13 @@ const struct tier_credential *tier_credential_find(const struct tier_operator *o
 int tier_credentials_next(const char **pos, char name[64], int64_t *ttl_ms, ac_error_t *err);
 
 void tier_operator_init(struct tier_operator *op);
+/* Where the tier's hook programs are: --hooks-dir, else --helpers-dir,
+ * else helpers_default_dir(). */
+const char *tier_hooks_dir(const struct tier_operator *op);
 /* A global flag of the runtime (name without "--": "default-tier",
  * "allowed-tiers", "max-memory", "max-cpus", "max-pids", "max-timeout",
- * "max-workspace", "audit-log", "approvals-dir", "helpers-dir" or its old name
- * "hooks-dir", "allowed-hooks", "bind-roots"). Returns 1 when name is a
+ * "max-workspace", "audit-log", "approvals-dir", "helpers-dir", "hooks-dir",
+ * "allowed-hooks", "bind-roots", ...). Returns 1 when name is a
  * tier flag and was applied, 0 when it is not a tier flag, -1 on a bad
  * value (err names the flag). */
 int tier_operator_set(struct tier_operator *op, const char *name, const char *value, ac_error_t *err);

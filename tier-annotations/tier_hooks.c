@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "hooks/policy_hooks.h"
-#include "runtime/util/helpers.h"
 #include "runtime/util/utils.h"
 #include "tier-annotations/tier_internal.h"
 
@@ -50,7 +49,7 @@ int tier_map_hooks(struct tier_ctx *c, ac_error_t *err)
         return 0;
     if (!YAJL_IS_OBJECT(hooks))
         return tier_reject(c, err, "hooks: expected an object");
-    const char *hooks_dir = c->op->hooks_dir ? c->op->hooks_dir : helpers_default_dir();
+    const char *hooks_dir = tier_hooks_dir(c->op);
     int ret = 0;
     for (size_t k = 0; k < hooks->u.object.len; k++) {
         bool known = false;

@@ -168,7 +168,7 @@ static int map_network_and_hooks(struct tier_ctx *c, int tier, ac_error_t *err)
     /* a container joining its pod's cage uses the sandbox's proxy */
     if (tier >= 2 && joins_pod)
         return policy_proxy_env_add(c->config, err);
-    if (tier >= 2 && policy_hooks_add(c->config, tier, c->op->hooks_dir, c->op, err) < 0)
+    if (tier >= 2 && policy_hooks_add(c->config, tier, tier_hooks_dir(c->op), c->op, err) < 0)
         return -1;
     return 0;
 }

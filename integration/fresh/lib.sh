@@ -49,9 +49,10 @@ fresh_remove() {
 }
 
 # fresh_chroot ROOT CMD: runs the shell command CMD in ROOT, as a new
-# user's machine would: a private mount namespace with the root's own
-# /proc, the host's /sys (cgroups) and /dev, a fresh /run and /tmp, and a
-# clean environment.
+# user's machine would: a private mount namespace whose root ROOT is (by
+# pivot_root, not chroot: the kernel refuses a chrooted process a new user
+# namespace, which every tier makes), with its own /proc, the host's /sys
+# (cgroups) and /dev, a fresh /run and /tmp, and a clean environment.
 fresh_chroot() {
     unshare --mount --propagation private -- /bin/sh -ec '
         root=$1
@@ -62,7 +63,10 @@ fresh_chroot() {
         mount --rbind /dev "$root/dev"
         mount -t tmpfs tmpfs "$root/run"
         mount -t tmpfs tmpfs "$root/tmp"
-        exec chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb \
-            /bin/sh -c "$2"
+        mkdir -p "$root/run/old-root"
+        cd "$root"
+        pivot_root . run/old-root
+        exec /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb \
+            /bin/sh -c "cd / && umount -l /run/old-root && rmdir /run/old-root && $2"
     ' _ "$1" "$2"
 }

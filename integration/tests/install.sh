@@ -1,7 +1,7 @@
 # Installing agentcage as a system runtime: --version and features name the
 # build and its libraries, `check` reports the host, the helpers are found
-# (--helpers-dir, its old name --hooks-dir, the config file, beside the
-# binary, the compiled-in directory), `make install` lays out bin/ and
+# (--helpers-dir, the config file, beside the binary, the compiled-in
+# directory; --hooks-dir for the hook program alone, as before), `make install` lays out bin/ and
 # libexec/agentcage/, the bash completion completes, an operator's config a
 # rootless runtime cannot read is skipped, and `install [--check] ENGINE`
 # registers the binary with a real engine's own configuration.
@@ -79,38 +79,48 @@ test_check_names_what_is_missing() {
     assert_eq "$(echo "$OUT" | jq -c '.tiers[1].missing')" '["watchdog"]' "json: tier 1 missing"
 }
 
-test_helpers_found_by_flag_alias_and_config() {
+test_helpers_found_by_flag_config_and_fallback() {
     is_runc && return 0
     # the binary alone, away from its helpers: it falls back to the compiled-in directory
     mkdir -p "$T/bin"
     cp "$RUNTIME" "$T/bin/agentcage"
-    local compiled
-    compiled="$("$T/bin/agentcage" --help | sed -n 's/.*else \(\/.*\))$/\1/p')"
+    local compiled helpers
+    compiled="$("$T/bin/agentcage" --help | sed -n 's/.*binary when they are there, else \(\/.*\))$/\1/p')"
     [ -n "$compiled" ] || fail "--help does not name the compiled-in helpers dir"
     "$T/bin/agentcage" check --json > "$T/check.json"
     assert_eq "$(jq -r .helpersDir "$T/check.json")" "$compiled" "the compiled-in dir when none is beside"
-    tier1_bundle
-    if [ ! -x "$compiled/agentcage-watchdog" ]; then
-        OUT="$("$T/bin/agentcage" --root "$ROOT" run -b "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
-        assert_eq "$RC" 1 "a tier without its watchdog fails ($OUT)"
-        assert_contains "$OUT" "$compiled/agentcage-watchdog" "the error names where it looked"
-        [ -e "$ROOT/$CID" ] && fail "state left after the failed start"
-    fi
-    local helpers; helpers="$(dirname "$RUNTIME")"
-    for how in "--helpers-dir $helpers" "--hooks-dir $helpers"; do
+    helpers="$(dirname "$RUNTIME")"
+    # --hooks-dir keeps its old meaning: the hook program alone, not the watchdog
+    for how in "" "--hooks-dir $helpers"; do
+        [ -x "$compiled/agentcage-watchdog" ] && break
         tier1_bundle
         # shellcheck disable=SC2086
         OUT="$("$T/bin/agentcage" --root "$ROOT" $how run -b "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
-        assert_eq "$RC" 0 "tier 1 with $how ($OUT)"
-        assert_contains "$OUT" "Seccomp: 2" "$how: caged"
+        assert_eq "$RC" 1 "a tier without its watchdog fails (${how:-no flag}: $OUT)"
+        assert_contains "$OUT" "$compiled/agentcage-watchdog" "the error names where it looked"
+        [ -e "$ROOT/$CID" ] && fail "state left after the failed start"
     done
-    for key in helpers-dir hooks-dir; do
-        echo "$key = $helpers" > "$T/agentcage.conf"
-        tier1_bundle
-        OUT="$(AGENTCAGE_CONF="$T/agentcage.conf" "$T/bin/agentcage" --root "$ROOT" run -b "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
-        assert_eq "$RC" 0 "tier 1 with $key in the config file ($OUT)"
-        assert_contains "$OUT" "root-ro" "$key: caged"
-    done
+    tier1_bundle
+    OUT="$("$T/bin/agentcage" --root "$ROOT" --helpers-dir "$helpers" run -b "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
+    assert_eq "$RC" 0 "tier 1 with --helpers-dir ($OUT)"
+    assert_contains "$OUT" "Seccomp: 2" "--helpers-dir: caged"
+    echo "helpers-dir = $helpers" > "$T/agentcage.conf"
+    tier1_bundle
+    OUT="$(AGENTCAGE_CONF="$T/agentcage.conf" "$T/bin/agentcage" --root "$ROOT" run -b "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
+    assert_eq "$RC" 0 "tier 1 with helpers-dir in the config file ($OUT)"
+    assert_contains "$OUT" "root-ro" "config file: caged"
+    # the tier's hook: --hooks-dir over --helpers-dir (an older config naming a folder with the proxy alone)
+    mkdir -p "$T/hooks"
+    make_bundle "$(new_id)"
+    cfg '.annotations = {"io.agentcage.tier": "2"}'
+    ok "$T/bin/agentcage" --helpers-dir "$helpers" policy show --bundle "$BUNDLE"
+    assert_contains "$OUT" "\"$helpers/agentcage-egress\"" "the proxy from --helpers-dir"
+    ok "$T/bin/agentcage" --helpers-dir "$helpers" --hooks-dir "$T/hooks" policy show --bundle "$BUNDLE"
+    assert_contains "$OUT" "\"$T/hooks/agentcage-egress\"" "the proxy from --hooks-dir"
+    printf 'hooks-dir = %s\nhelpers-dir = %s\n' "$T/hooks" "$helpers" > "$T/agentcage.conf"
+    OUT="$(AGENTCAGE_CONF="$T/agentcage.conf" "$T/bin/agentcage" --root "$ROOT" check 2>&1)"
+    assert_contains "$OUT" "watchdog: yes - $helpers/agentcage-watchdog" "check: the watchdog from helpers-dir"
+    assert_contains "$OUT" "egress proxy: no - $T/hooks/agentcage-egress" "check: the proxy from hooks-dir"
     echo "helpers-dir = relative/dir" > "$T/agentcage.conf"
     assert_fails env AGENTCAGE_CONF="$T/agentcage.conf" "$T/bin/agentcage" list
     assert_contains "$OUT" "agentcage.conf:1: --helpers-dir: expected an absolute path, got \`relative/dir\`"

@@ -110,9 +110,9 @@ static struct probe cgroup_layout(void)
     return yes(d);
 }
 
-static struct probe helper(const struct global_opts *g, const char *name)
+static struct probe helper(const char *dir, const char *name)
 {
-    cleanup_free char *path = helper_path(g->tier.hooks_dir, name);
+    cleanup_free char *path = helper_path(dir, name);
     if (access(path, X_OK) == 0)
         return yes(xstrdup(path));
     return no(xasprintf("%s: %s", path, strerror(errno)));
@@ -160,9 +160,9 @@ static void probe_host(const struct global_opts *g, struct report *r)
         if (stat("/", &root) == 0 && stat("/tmp", &tmp) == 0 && root.st_dev != tmp.st_dev)
             add(r, "idmapped mounts /tmp", probe_idmapped_mount("/tmp"), T_NONE);
     }
-    add(r, "watchdog", helper(g, "agentcage-watchdog"), T_ALL);
-    add(r, "egress proxy", helper(g, "agentcage-egress"), T_NET);
-    add(r, "audit hook", helper(g, "agentcage-audit"), T_NONE);
+    add(r, "watchdog", helper(g->tier.helpers_dir, "agentcage-watchdog"), T_ALL);
+    add(r, "egress proxy", helper(tier_hooks_dir(&g->tier), "agentcage-egress"), T_NET);
+    add(r, "audit hook", helper(g->tier.helpers_dir, "agentcage-audit"), T_NONE);
     add(r, "approvals", approvals(g), T_GATE);
 }
 
@@ -188,7 +188,7 @@ static int print_text(const struct global_opts *g, const struct report *r)
     uname(&u);
     printf("agentcage %s (commit %s), kernel %s %s, %s\n", build_version(), build_commit(), u.release, u.machine,
            g->is_rootless ? "rootless" : "root");
-    printf("helpers: %s\n", g->tier.hooks_dir ? g->tier.hooks_dir : helpers_default_dir());
+    printf("helpers: %s\n", g->tier.helpers_dir ? g->tier.helpers_dir : helpers_default_dir());
     for (size_t i = 0; i < r->n; i++)
         printf("%s: %s - %s\n", r->f[i].name, r->f[i].p.ok ? "yes" : "no", r->f[i].p.detail);
     bool all = true;
@@ -231,7 +231,7 @@ static int print_json(const struct global_opts *g, const struct report *r)
     gen_str(gen, "rootless");
     yajl_gen_bool(gen, g->is_rootless);
     gen_str(gen, "helpersDir");
-    gen_str(gen, g->tier.hooks_dir ? g->tier.hooks_dir : helpers_default_dir());
+    gen_str(gen, g->tier.helpers_dir ? g->tier.helpers_dir : helpers_default_dir());
     gen_str(gen, "cgroupMode");
     gen_str(gen, mode_name(cgroup_host_mode()));
     gen_str(gen, "landlockABI");

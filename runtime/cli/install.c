@@ -17,7 +17,7 @@
 
 COMMAND(install)
 {
-    cleanup_free char *script = helper_path(g->tier.hooks_dir, "agentcage-install-engine");
+    cleanup_free char *script = helper_path(g->tier.helpers_dir, "agentcage-install-engine");
     if (access(script, X_OK) != 0)
         return ac_error(err, errno, "install: the helper `%s` (see --helpers-dir)", script);
     char self[PATH_MAX];

@@ -71,8 +71,9 @@ static void usage(FILE *f)
                "  --allowed-tiers LIST  tiers an annotation may choose, e.g. 0,1\n"
                "  --max-memory SIZE, --max-cpus N, --max-pids N, --max-timeout DURATION, --max-workspace SIZE\n"
                "  --audit-log FILE, --approvals-dir DIR\n"
-               "  --helpers-dir DIR     where agentcage-watchdog, -egress, -audit live (old name --hooks-dir;\n"
-               "                        default: beside this binary when they are there, else %s)\n"
+               "  --helpers-dir DIR     where agentcage-watchdog, -egress, -audit live (default: beside this\n"
+               "                        binary when they are there, else %s)\n"
+               "  --hooks-dir DIR       where the tier's hook program agentcage-egress lives (over --helpers-dir)\n"
                "  --allowed-hooks LIST  hook programs a bundle may run at a tier (colon-separated; default none)\n"
                "  --bind-roots LIST     host folders a tiered bind mount may come from (default\n"
                "                        /home:/srv:/tmp:/var/tmp:/mnt:/media, besides the bundle)\n"
@@ -104,9 +105,9 @@ enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_ROOT
 /* Operator settings for tiers, as flags (daemon.json runtimeArgs,
  * containerd options, containers.conf) over /etc/agentcage/agentcage.conf. */
 static const char *const tier_flags[] = {"default-tier", "allowed-tiers", "max-memory", "max-cpus", "max-pids",
-                                         "max-timeout", "max-workspace", "audit-log", "approvals-dir", "helpers-dir",
+                                         "max-timeout", "max-workspace", "audit-log", "approvals-dir", "hooks-dir",
                                          "allowed-hooks", "bind-roots", "userns-range", "env-allow",
-                                         "home-dot-allow", "home-mounts", "bind-changes"};
+                                         "home-dot-allow", "home-mounts", "bind-changes", "helpers-dir"};
 #define N_TIER_FLAGS (sizeof(tier_flags) / sizeof(tier_flags[0]))
 
 static int load_tier_settings(struct tier_operator *op, const char **values, bool rootless, ac_error_t *err)
@@ -137,8 +138,7 @@ int main(int argc, char **argv)
         {"max-workspace", required_argument, NULL, OPT_TIER_FLAG + 6},
         {"audit-log", required_argument, NULL, OPT_TIER_FLAG + 7},
         {"approvals-dir", required_argument, NULL, OPT_TIER_FLAG + 8},
-        {"helpers-dir", required_argument, NULL, OPT_TIER_FLAG + 9},
-        {"hooks-dir", required_argument, NULL, OPT_TIER_FLAG + 9}, /* the old name */
+        {"hooks-dir", required_argument, NULL, OPT_TIER_FLAG + 9},
         {"allowed-hooks", required_argument, NULL, OPT_TIER_FLAG + 10},
         {"bind-roots", required_argument, NULL, OPT_TIER_FLAG + 11},
         {"userns-range", required_argument, NULL, OPT_TIER_FLAG + 12},
@@ -146,6 +146,7 @@ int main(int argc, char **argv)
         {"home-dot-allow", required_argument, NULL, OPT_TIER_FLAG + 14},
         {"home-mounts", required_argument, NULL, OPT_TIER_FLAG + 15},
         {"bind-changes", required_argument, NULL, OPT_TIER_FLAG + 16},
+        {"helpers-dir", required_argument, NULL, OPT_TIER_FLAG + 17},
         {"root", required_argument, NULL, OPT_ROOT},
         {"log", required_argument, NULL, OPT_LOG},
         {"log-format", required_argument, NULL, OPT_LOG_FORMAT},

@@ -118,7 +118,7 @@ static int expirer_spawn(const struct global_opts *g, const struct container_sta
 
 static int watchdog_spawn(const struct global_opts *g, struct container_state *st, ac_error_t *err)
 {
-    cleanup_free char *path = helper_path(g->tier.hooks_dir, "agentcage-watchdog");
+    cleanup_free char *path = helper_path(g->tier.helpers_dir, "agentcage-watchdog");
     cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
     if (pidfd < 0 || process_start_time(st->pid) != st->pid_start_time)
         return ac_error(err, pidfd < 0 ? errno : ESRCH, "tier %d: watchdog: the container's init %d", st->tier,

@@ -2,8 +2,9 @@
  * agentcage-egress, agentcage-audit, agentcage-install-engine).
  *
  * In this order:
- *   1. --helpers-dir DIR (or its old name --hooks-dir), or `helpers-dir =`
- *      in the operator's config file: the caller passes it, nothing here;
+ *   1. --helpers-dir DIR, or `helpers-dir =` in the operator's config file
+ *      (--hooks-dir, the older flag, for the tier's hook program alone:
+ *      tier_hooks_dir()): the caller passes it, nothing here;
  *   2. the directory of the running binary, when agentcage-watchdog is
  *      there: a build tree, or a copy of all of them into one folder (the
  *      layout of older `make install`s). A binary beside its own helpers
