@@ -11,7 +11,7 @@ _agentcage() {
     local globals="--root --log --log-format --debug --systemd-cgroup --cgroup-manager --rootless --rootless-limits
         --default-tier --allowed-tiers --max-memory --max-cpus --max-pids --max-timeout --max-workspace --audit-log
         --approvals-dir --helpers-dir --hooks-dir --allowed-hooks --bind-roots --userns-range --env-allow
-        --home-dot-allow --home-mounts --version --help"
+        --home-dot-allow --home-mounts --bind-changes --version --help"
     local root=/run/agentcage i verb=""
     for ((i = 1; i < cword; i++)); do
         case "${words[i]}" in
@@ -20,7 +20,7 @@ _agentcage() {
             *) case "${words[i-1]}" in
                    --root|--log|--log-format|--cgroup-manager|--rootless|--rootless-limits|--default-tier|--allowed-tiers|\
                    --max-*|--audit-log|--approvals-dir|--helpers-dir|--hooks-dir|--allowed-hooks|--bind-roots|\
-                   --userns-range|--env-allow|--home-dot-allow|--home-mounts) ;;
+                   --userns-range|--env-allow|--home-dot-allow|--home-mounts|--bind-changes) ;;
                    *) verb="${words[i]}"; break ;;
                esac ;;
         esac
@@ -32,6 +32,7 @@ _agentcage() {
         --cgroup-manager) COMPREPLY=($(compgen -W "cgroupfs systemd disabled" -- "$cur")); return ;;
         --rootless) COMPREPLY=($(compgen -W "true false auto" -- "$cur")); return ;;
         --rootless-limits) COMPREPLY=($(compgen -W "refuse best-effort" -- "$cur")); return ;;
+        --bind-changes) COMPREPLY=($(compgen -W "copy-back review direct" -- "$cur")); return ;;
         --default-tier|--tier) COMPREPLY=($(compgen -W "0 1 2 3 read write network irreversible" -- "$cur")); return ;;
     esac
     if [ -z "$verb" ]; then
