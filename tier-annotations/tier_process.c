@@ -322,7 +322,9 @@ int tier_map_namespaces(struct tier_ctx *c, ac_error_t *err)
          * the host's own namespaces, whatever the spelling. */
         if (strcmp(type, "network") == 0 && c->pod_role == POD_MEMBER) {
             tier_decide(c, "linux.namespaces[%zu]: joins its pod's cage, network namespace %s (the runtime checks it is "
-                           "the cage of a tiered pod sandbox it runs, with this tier's network; refused otherwise)",
+                           "the cage of a tiered pod sandbox it runs, with this tier's network, or for a Podman pod's "
+                           "member the namespace of its infra, which it replaces by the pod's cage; refused "
+                           "otherwise)",
                         i, path);
         } else if (strcmp(type, "network") == 0) {
             tier_decide(c, "linux.namespaces[%zu]: network namespace %s replaced by a new empty one (loopback only%s)",

@@ -171,6 +171,15 @@ sc_podman_net_pod() {
         want "${rt}_sidecar_localhost" inside "$out"
         if [ "$rt" == agentcage ]; then
             want member_ifaces lo "$(ifaces_in "$(P inspect -f '{{.State.Pid}}' "$m1" 2> /dev/null)")"
+            want exec_ifaces lo "$(P exec "$m1" sh -c "$IFACES_CMD" 2>&1)"
+            # the infra keeps Podman's network, the members do not reach it
+            want infra_ifaces "eth0 lo" "$(ifaces_in "$(P inspect -f '{{.State.Pid}}' "$(P pod inspect -f '{{.InfraContainerID}}' "$pod")" 2> /dev/null)")"
+            out="$(P --runtime "$rt" run --rm --pod "$pod" "${ann[@]}" "$IMAGE" sh -c "$(reach_cmd "http://$EXT_IP:8081/")" 2>&1)"
+            want member_reaches unreached "$out"
+            # tier 2 in a Podman pod: refused with one line
+            out="$(P --runtime "$rt" run --rm --pod "$pod" --annotation io.agentcage.tier=2 "$IMAGE" true 2>&1)"
+            case "$out" in *"tiers 0-1 only"*) out=refused ;; esac
+            want tier2_member refused "$out"
         fi
         P pod rm -f "$pod" > /dev/null 2>&1
     done
@@ -183,6 +192,4 @@ NET_SCENARIOS=" net_bridge net_user net_container net_publish net_proxy net_defa
 
 # Scenarios whose fix has not landed: until it does their failure is
 # reported as `skip - ... (needs runtime change ...)`.
-declare -A PENDING=(
-    [podman/net_pod]="Podman's infra container carries no annotation that marks it as its pod's sandbox, so a tiered member is refused instead of joining a cage"
-)
+declare -A PENDING=()

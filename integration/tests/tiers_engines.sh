@@ -139,6 +139,72 @@ test_pod_cage_joined_by_inode_only() {
     return 0
 }
 
+# podman_ctr INFRA-ID TIER NETNS-PATH -- ARGS...: a container as Podman
+# writes a pod's member (io.kubernetes.cri-o.ContainerType container, its
+# infra's id in io.kubernetes.cri-o.SandboxID, the infra's namespaces by
+# path); its id in $CID, create's output in $OUT and status in $RC
+podman_ctr() {
+    local infra="$1" tier="$2" net="$3"
+    shift 4
+    CID="$(new_id)"; make_bundle "$CID" "$@"
+    cfg --arg infra "$infra" '.annotations = {"io.container.manager": "libpod",
+        "io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $infra}'
+    [ "$tier" == plain ] || cfg --arg t "$tier" '.annotations["io.agentcage.tier"] = $t'
+    cfg --arg p "$net" '.linux.namespaces = [.linux.namespaces[] | if .type == "network" then .path = $p else . end]'
+    trt create --bundle "$BUNDLE" "$CID" > "$T/$CID.out" 2>&1 < /dev/null; RC=$?
+    OUT="$(cat "$T/$CID.out")"
+    [ $RC == 0 ] && { track_pid "$(trt state "$CID" | jq -r .pid)"; trt start "$CID"; }
+    return 0
+}
+ifaces_of() { trt exec "$1" sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | sort | tr "\n" " "' 2>&1 | sed 's/ $//'; }
+
+# a Podman pod: the infra is a plain container in the engine's network
+# (here a namespace with a dummy interface, as CNI's eth0); a plain member
+# joins that network, a tiered member gets the pod's cage (only lo), shared
+# with the pod's other tiered members, made once, removed with the infra
+test_podman_pod_members_share_a_cage() {
+    bg unshare --net sh -c 'ip link add eth0 type veth peer name veth1 && exec sleep 300'
+    local holder="$BG_PID" cni="/proc/$BG_PID/ns/net"
+    sleep 0.3
+    CID="$(new_id)"; make_bundle "$CID" sleep 300
+    cfg --arg p "$cni" '.annotations = {"io.container.manager": "libpod"} |
+        .linux.namespaces = [.linux.namespaces[] | if .type == "network" then .path = $p else . end]'
+    trt create --bundle "$BUNDLE" "$CID" > "$T/infra.out" 2>&1 < /dev/null || fail "infra: $(cat "$T/infra.out")"
+    trt start "$CID"; local infra="$CID" ipid; ipid="$(trt state "$CID" | jq -r .pid)"; track_pid "$ipid"
+    # without a tier the member is in the engine's network
+    podman_ctr "$infra" plain "/proc/$ipid/ns/net" -- sleep 300; local plain="$CID"
+    assert_eq "$RC" 0 "a plain member runs: $OUT"
+    assert_eq "$(ifaces_of "$plain")" "eth0 lo veth1" "a plain member has the engine's interface"
+    podman_ctr "$infra" 1 "/proc/$ipid/ns/net" -- sleep 300; local m1="$CID"
+    assert_eq "$RC" 0 "a tier-1 member runs: $OUT"
+    assert_eq "$(ifaces_of "$m1")" lo "a tier-1 member has only lo"
+    podman_ctr "$infra" 1 "/proc/$ipid/ns/net" -- sleep 300; local m2="$CID"
+    assert_eq "$RC" 0 "a second tier-1 member runs: $OUT"
+    assert_eq "$(netns_of "$m2")" "$(netns_of "$m1")" "the pod's tiered members share one cage"
+    podman_ctr "$infra" 0 "/proc/$ipid/ns/net" -- sleep 300; local m0="$CID"
+    assert_eq "$RC" 0 "a tier-0 member runs: $OUT"
+    assert_eq "$(netns_of "$m0")" "$(netns_of "$m1")" "tier 0 shares the pod's cage too"
+    [ "$(netns_of "$m1")" == "$(readlink "$cni")" ] && fail "the cage is the engine's namespace"
+    # localhost between them: a listener in one, a connection from the other
+    trt exec -d "$m1" nc -l -p 8080 -e echo inside > /dev/null 2>&1 || trt exec -d "$m1" sh -c 'echo inside | nc -l -p 8080' > /dev/null 2>&1
+    sleep 0.3
+    assert_eq "$(trt exec "$m2" sh -c 'nc 127.0.0.1 8080 < /dev/null' 2>&1)" inside "sidecars talk on localhost"
+    # refused: tier 2 (one proxy for the pod), a SandboxID that is not the
+    # namespace's owner, no SandboxID at all
+    podman_ctr "$infra" 2 "/proc/$ipid/ns/net" -- true
+    assert_refused "tiers 0-1 only"
+    podman_ctr "$m1" 1 "/proc/$ipid/ns/net" -- true
+    assert_refused "not the cage of a tiered pod sandbox"
+    podman_ctr "" 1 "/proc/$ipid/ns/net" -- true
+    assert_refused "not the cage of a tiered pod sandbox"
+    grep -q "/$infra/pod-cage.net" /proc/self/mountinfo || fail "the cage is pinned in the infra's state"
+    local id
+    for id in "$m1" "$m2" "$m0" "$plain" "$infra"; do trt delete --force "$id" > /dev/null 2>&1 || fail "delete $id"; done
+    grep -q "pod-cage.net" /proc/self/mountinfo && fail "the cage's pin outlived the infra"
+    kill "$holder"; wait "$holder" 2> /dev/null
+    return 0
+}
+
 # Docker's published ports (hostconfig.json beside the /etc/hostname it
 # binds, as Docker lays out a container's folder): refused at a tier with
 # one line; none published, or a plain container: runs

@@ -26,8 +26,9 @@
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/container/container.h"
 #include "runtime/linux/hooks.h"
-#include "runtime/linux/landlock.h"
 #include "runtime/linux/init.h"
+#include "runtime/linux/landlock.h"
+#include "runtime/linux/namespaces.h"
 #include "runtime/linux/process.h"
 #include "runtime/linux/rootless.h"
 #include "runtime/linux/sync.h"
@@ -273,10 +274,60 @@ static bool same_string(const char *a, const char *b) { return (!a && !b) || (a 
  * sandbox's network is the one this container's tier has (none, or the
  * egress proxy with the same allow-list). Any other namespace by path is
  * refused, however it is spelled. */
-static int pod_cage_check(const struct global_opts *g, const struct oci_spec *spec, int tier, int fd,
+/* Podman's pods: the infra container holds the pod's namespaces, and
+ * Podman marks it with nothing (it is a plain container to agentcage); the
+ * pod's containers name it in io.kubernetes.cri-o.SandboxID and join
+ * /proc/INFRA/ns/net, where the engine's network is (CNI, eth0). So a
+ * tiered member gets the pod's cage instead: one loopback-only namespace
+ * per infra, made by the first tiered member, pinned in the infra's state
+ * folder (removed with it) and joined by the pod's later tiered members.
+ * Only when the namespace named is the live one of that infra, which the
+ * engine gave. Tiers 0-1 only: a tier-2 pod would share one proxy, and a
+ * proxy lives as long as the container that starts it, while no tiered
+ * container lives as long as a Podman pod. Returns 1 when the container is
+ * not a Podman pod member (the caller refuses), 0 with *fd the cage's. */
+static int podman_pod_cage(const struct global_opts *g, const struct oci_spec *spec, int tier, int *fd,
+                           const struct stat *want, const char *path, ac_error_t *err)
+{
+    const char *infra = spec_annotation(spec, "io.kubernetes.cri-o.SandboxID");
+    ac_error_t e = NULL;
+    if (infra == NULL || state_validate_id(infra, &e) < 0) {
+        ac_error_free(&e);
+        return 1;
+    }
+    cleanup_close int lock = -1;
+    cleanup_state struct container_state *st = NULL;
+    if (state_lock(g, infra, &lock, &e) < 0 || state_load(g, infra, &st, &e) < 0) {
+        ac_error_free(&e);
+        return 1;
+    }
+    cleanup_free char *live = xasprintf("/proc/%d/ns/net", st->pid);
+    struct stat ls;
+    if (st->pid <= 0 || process_start_time(st->pid) != st->pid_start_time || stat(live, &ls) < 0 ||
+        ls.st_ino != want->st_ino || ls.st_dev != want->st_dev)
+        return 1;
+    if (tier_has_egress_proxy(tier))
+        return ac_error(err, 0,
+                        "tier %d in a Podman pod (io.kubernetes.cri-o.SandboxID %s): the pod's containers would "
+                        "share one egress proxy that nothing in a Podman pod keeps; tiers 0-1 only (run a tier-2 "
+                        "agent as a single container, or as a Kubernetes pod)",
+                        tier, infra);
+    cleanup_free char *dir = state_dir_path(g, infra);
+    cleanup_free char *cage = xasprintf("%s/pod-cage.net", dir);
+    int cage_fd = -1;
+    if (netns_pinned_open(cage, &cage_fd, err) < 0)
+        return -1;
+    ac_debug("tier %d: joins the pod cage of Podman infra %s instead of `%s`", tier, infra, path);
+    close(*fd);
+    *fd = cage_fd;
+    return 0;
+}
+
+static int pod_cage_check(const struct global_opts *g, const struct oci_spec *spec, int tier, int *join_fd,
                           const char *path, ac_error_t *err)
 {
     struct stat want;
+    int fd = *join_fd;
     if (fstat(fd, &want) < 0)
         return ac_error(err, errno, "linux.namespaces: network namespace `%s`", path);
     char **ids = NULL;
@@ -307,12 +358,16 @@ static int pod_cage_check(const struct global_opts *g, const struct oci_spec *sp
             if (strcmp(a[0], "io.agentcage.egress") == 0)
                 sandbox_egress = xstrdup(a[1]);
     }
-    int ret = 0;
-    if (!found)
+    /* not a tiered sandbox's: a Podman pod's member gets its pod's cage */
+    int ret = found ? 0 : podman_pod_cage(g, spec, tier, join_fd, &want, path, err);
+    if (ret == 1)
         ret = ac_error(err, 0,
                        "tier %d forbids joining the network namespace `%s`: not the cage of a tiered pod sandbox "
-                       "agentcage runs (linux.namespaces)",
+                       "agentcage runs, nor the Podman infra container's its io.kubernetes.cri-o.SandboxID names "
+                       "(linux.namespaces)",
                        tier, path);
+    else if (!found)
+        ; /* the Podman pod's cage, or why not */
     else if (tier_has_egress_proxy(sandbox_tier) != tier_has_egress_proxy(tier) ||
              (tier_has_egress_proxy(tier) && !same_string(sandbox_egress, spec_annotation(spec, "io.agentcage.egress"))))
         ret = ac_error(err, 0,
@@ -696,7 +751,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             net_join = k;
     if (plan_namespaces(spec, tier != TIER_NONE, &plan, err) < 0 ||
         (tier != TIER_NONE && net_join >= 0 && plan.join_fds[net_join] >= 0 &&
-         pod_cage_check(g, spec, tier, plan.join_fds[net_join], spec_network_path(spec), err) < 0)) {
+         pod_cage_check(g, spec, tier, &plan.join_fds[net_join], spec_network_path(spec), err) < 0)) {
         if (tier != TIER_NONE)
             audit_refusal(g, id, err);
         ns_plan_close(&plan);

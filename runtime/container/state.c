@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -372,7 +373,14 @@ int state_remove(const struct global_opts *g, const char *id, ac_error_t *err)
     while ((de = readdir(d)) != NULL) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
-        if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT) {
+        int r = unlinkat(dirfd(d), de->d_name, 0);
+        if (r < 0 && errno == EBUSY) {
+            /* a pinned namespace (a Podman pod's cage): ours, unpinned */
+            cleanup_free char *pinned = xasprintf("%s/%s", dir, de->d_name);
+            if (umount2(pinned, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+                r = unlinkat(dirfd(d), de->d_name, 0);
+        }
+        if (r < 0 && errno != ENOENT) {
             int e = errno;
             closedir(d);
             return ac_error(err, e, "remove `%s/%s`", dir, de->d_name);

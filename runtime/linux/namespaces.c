@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -67,6 +68,57 @@ int loopback_up(ac_error_t *err)
     ifr.ifr_flags |= IFF_UP;
     if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
         return ac_error(err, errno, "network: bring lo up");
+    return 0;
+}
+
+/* Is fd a namespace file (nsfs), not whatever a path was swapped for? */
+static bool is_nsfs(int fd)
+{
+    struct statfs sfs;
+    return fstatfs(fd, &sfs) == 0 && sfs.f_type == NSFS_MAGIC;
+}
+
+int netns_pinned_open(const char *path, int *fd, ac_error_t *err)
+{
+    *fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (*fd >= 0 && is_nsfs(*fd))
+        return 0;
+    if (*fd >= 0) {
+        /* an empty file left by a maker that died before its mount */
+        close(*fd);
+        *fd = -1;
+    } else if (errno != ENOENT) {
+        return ac_error(err, errno, "network namespace `%s`", path);
+    }
+    cleanup_close int mark = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0400);
+    if (mark < 0)
+        return ac_error(err, errno, "create `%s`", path);
+    /* made in this process, which goes back to its own namespace after */
+    cleanup_close int own = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (own < 0)
+        return ac_error(err, errno, "open /proc/self/ns/net");
+    if (unshare(CLONE_NEWNET) < 0)
+        return ac_error(err, errno, "new network namespace for `%s`", path);
+    int ret = loopback_up(err);
+    if (ret == 0 && mount("/proc/self/ns/net", path, NULL, MS_BIND, NULL) < 0)
+        ret = ac_error(err, errno, "pin the network namespace at `%s`", path);
+    if (setns(own, CLONE_NEWNET) < 0) {
+        /* the runtime would go on in the wrong namespace: never */
+        fprintf(stderr, "agentcage: back to the runtime's network namespace: %s\n", strerror(errno));
+        abort();
+    }
+    if (ret < 0) {
+        unlink(path);
+        return -1;
+    }
+    *fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (*fd < 0)
+        return ac_error(err, errno, "network namespace `%s`", path);
+    if (!is_nsfs(*fd)) {
+        close(*fd);
+        *fd = -1;
+        return ac_error(err, 0, "network namespace `%s`: not a namespace once pinned", path);
+    }
     return 0;
 }
 

@@ -20,6 +20,10 @@ const char *ns_proc_name(int type); /* CLONE_NEWNET -> "net" */
 pid_t clone_child(unsigned long flags, int cgroup_fd, bool *into_cgroup);
 /* Bring "lo" up in a fresh network namespace. */
 int loopback_up(ac_error_t *err);
+/* Open the network namespace pinned (bind-mounted) at path, making it first
+ * when path does not exist: a new namespace with only lo, up. The caller
+ * serialises makers (a lock); *fd is O_RDONLY|O_CLOEXEC. */
+int netns_pinned_open(const char *path, int *fd, ac_error_t *err);
 
 /* config.json's namespaces sorted into clone flags and fds to join. */
 struct ns_plan {
