@@ -3,7 +3,7 @@
 # "N passed, M failed".
 
 CC ?= gcc
-PKGS := yajl libseccomp libcap libselinux
+PKGS := yajl libseccomp libcap libselinux libidn2
 VERSION := 0.1.0
 # `make deb` passes the commit along (AGENTCAGE_COMMIT) to the package build
 COMMIT ?= $(or $(AGENTCAGE_COMMIT),$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown))

@@ -1,8 +1,10 @@
 /* libFuzzer harness: the allowlist (io.agentcage.egress) and its wildcard
  * matching. The input is the list, a newline, then host:port lines to
  * check against it, each first through the request's host parser as the
- * proxy does. A host that matches must match an entry by the rule: the
- * same name, or a name under a wildcard's suffix. */
+ * proxy does; a list starting with '!' takes "**." (the operator's deep
+ * wildcards). A host that matches must match an entry by the rule: the
+ * same name, a name one label under a "*." suffix, or any name under a
+ * "**." suffix. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         *nl = '\0';
     struct egress_allowlist list = {0};
     ac_error_t err = NULL;
-    if (egress_allowlist_parse(text, &list, &err) < 0) {
+    int flags = text[0] == '!' ? EGRESS_HOST_DEEP_WILDCARD : 0;
+    if (egress_allowlist_parse(text + (flags != 0), flags, &list, &err) < 0) {
         ac_error_free(&err);
         free(text);
         return 0;
@@ -38,8 +41,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (size_t i = 0; i < list.n; i++) {
                 const struct egress_rule *r = &list.rules[i];
                 size_t sl = strlen(r->host);
-                bool name = r->wildcard ? hl > sl && strcmp(host + hl - sl, r->host) == 0 && !egress_is_ip_literal(host)
-                                        : strcmp(host, r->host) == 0;
+                bool under = hl > sl && strcmp(host + hl - sl, r->host) == 0 && !egress_is_ip_literal(host);
+                bool name = r->depth == 0 ? strcmp(host, r->host) == 0
+                            : r->depth < 0 ? under
+                                           : under && memchr(host, '.', hl - sl) == NULL;
                 justified |= name && (r->port ? r->port == port : port == 80 || port == 443);
             }
             if (!justified)

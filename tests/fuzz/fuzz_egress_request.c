@@ -2,7 +2,8 @@
  * it from a container: where the head ends (egress_head_end), the request
  * line and headers (egress_request_parse), then what the proxy does next
  * with them: a CONNECT target through egress_parse_host_port, any other
- * target through egress_parse_http_url and the rebuilt head sent upstream.
+ * target through egress_parse_http_url, its Host header, its body's
+ * framing and the rebuilt head sent upstream.
  * The input is the head's bytes, cut to the proxy's 16 KiB. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,7 +29,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 free(host);
         } else if (egress_parse_http_url(req.target, &host, &port, &path, &why) == 0) {
             size_t len;
-            char *out = egress_request_rebuild(&req, host, port, path, &len);
+            struct egress_framing f;
+            char *h2 = NULL;
+            int p2;
+            bool close = egress_request_framing(&req, &f, &why) == 0 ? f.close : true;
+            if (egress_request_host(&req, &h2, &p2, &why) == 0)
+                free(h2);
+            char *out = egress_request_rebuild(&req, host, port, path, close, &len);
             /* the head sent upstream is one head: it ends once, at its end */
             if (len < 4 || memcmp(out + len - 4, "\r\n\r\n", 4) != 0 || egress_head_end(out, len) != (long)len)
                 abort();
