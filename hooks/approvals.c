@@ -2,6 +2,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +14,7 @@
 #include "runtime/util/utils.h"
 #include "hooks/approvals.h"
 #include "hooks/audit.h"
+#include "hooks/egress_parse.h"
 #include "hooks/hook_state.h"
 #include "hooks/sha256.h"
 
@@ -260,5 +263,196 @@ int approval_list_requests(const char *dir, FILE *f, ac_error_t *err)
         yajl_tree_free(req);
     }
     closedir(d);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- held egress requests */
+
+char *approval_egress_dir(const char *dir) { return xasprintf("%s/egress", dir); }
+
+int approval_egress_hold(const char *dir, const char *id, unsigned ask, const char *method, const char *host, int port,
+                         ac_error_t *err)
+{
+    cleanup_free char *edir = approval_egress_dir(dir);
+    cleanup_close int dfd = open_dir(edir, true, err);
+    if (dfd < 0)
+        return -1;
+    cleanup_free char *file = xasprintf("%s.%u.pending", id, ask);
+    cleanup_free char *text = xasprintf("method=%s\nhost=%s\nport=%d\nsince=%lld\npid=%d\n", method, host, port,
+                                        (long long)time(NULL), (int)getpid());
+    return write_atomically(dfd, edir, file, text, err);
+}
+
+void approval_egress_release(const char *dir, const char *id, unsigned ask)
+{
+    cleanup_free char *path = xasprintf("%s/egress/%s.%u.pending", dir, id, ask);
+    unlink(path);
+}
+
+int approval_egress_answer(const char *dir, const char *id, const struct egress_answer *a, ac_error_t *err)
+{
+    if (!hook_valid_name(id))
+        return ac_error(err, 0, "invalid container id `%s`", id);
+    cleanup_free char *edir = approval_egress_dir(dir);
+    cleanup_close int dfd = open_dir(edir, true, err);
+    if (dfd < 0)
+        return -1;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    cleanup_free char *file = xasprintf("%s.%lld%09ld.answer", id, (long long)ts.tv_sec, ts.tv_nsec);
+    cleanup_free char *text = xasprintf("decision=%s\nhost=%s\nport=%d\nuntil=%lld\n", a->allow ? "allow" : "deny",
+                                        a->host, a->port, (long long)a->until);
+    return write_atomically(dfd, edir, file, text, err);
+}
+
+/* "key=value" lines into the given keys' values (pointers into text); every
+ * line must be one of them, each once. false when not. */
+static bool parse_lines(char *text, const char *const *keys, char **values, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        values[i] = NULL;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *eq = strchr(line, '=');
+        size_t i = 0;
+        while (eq && i < n && (strlen(keys[i]) != (size_t)(eq - line) || strncmp(line, keys[i], (size_t)(eq - line))))
+            i++;
+        if (!eq || i == n || values[i])
+            return false;
+        values[i] = eq + 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!values[i])
+            return false;
+    return true;
+}
+
+static bool parse_int64(const char *s, int64_t max, int64_t *out)
+{
+    uint64_t v;
+    if (parse_uint64(s, &v) < 0 || v > (uint64_t)max)
+        return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+/* The text of a trusted regular file dfd/name (ours, not group or world
+ * writable, not through a symlink), or NULL. */
+static char *read_trusted(int dfd, const char *name)
+{
+    cleanup_close int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !trusted(&st, false) || st.st_size > 4096)
+        return NULL;
+    char *text = NULL;
+    size_t len;
+    ac_error_t e = NULL;
+    if (read_all_fd(fd, &text, &len, &e) < 0) {
+        ac_error_free(&e);
+        return NULL;
+    }
+    return text;
+}
+
+/* A host as egress_parse_host_port takes it, into out. */
+static bool copy_host(const char *s, char *out, size_t cap)
+{
+    char *h = NULL;
+    int port;
+    const char *why;
+    if (egress_parse_host_port(s, 0, &h, &port, &why) < 0 || port != 0 || strlen(h) >= cap) {
+        free(h);
+        return false;
+    }
+    snprintf(out, cap, "%s", h);
+    free(h);
+    return true;
+}
+
+int approval_egress_take_answer(const char *dir, const char *id, struct egress_answer *a)
+{
+    cleanup_free char *edir = approval_egress_dir(dir);
+    cleanup_close int dfd = open(edir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return 0;
+    DIR *d = fdopendir(dup(dfd));
+    if (d == NULL)
+        return 0;
+    size_t idl = strlen(id);
+    int found = 0;
+    for (struct dirent *e; !found && (e = readdir(d)) != NULL;) {
+        size_t n = strlen(e->d_name);
+        if (n <= idl + 8 || strncmp(e->d_name, id, idl) != 0 || e->d_name[idl] != '.' ||
+            strcmp(e->d_name + n - 7, ".answer") != 0)
+            continue;
+        cleanup_free char *text = read_trusted(dfd, e->d_name);
+        unlinkat(dfd, e->d_name, 0); /* taken, whatever it holds */
+        static const char *const keys[] = {"decision", "host", "port", "until"};
+        char *v[4];
+        int64_t port, until;
+        if (!text || !parse_lines(text, keys, v, 4) || (strcmp(v[0], "allow") && strcmp(v[0], "deny")) ||
+            !copy_host(v[1], a->host, sizeof(a->host)) || !parse_int64(v[2], 65535, &port) ||
+            !parse_int64(v[3], INT64_MAX, &until))
+            continue;
+        a->allow = strcmp(v[0], "allow") == 0;
+        a->port = (int)port;
+        a->until = until;
+        found = 1;
+    }
+    closedir(d);
+    return found;
+}
+
+static int held_since(const void *a, const void *b)
+{
+    const struct egress_held *x = a, *y = b;
+    return x->since < y->since ? -1 : x->since > y->since ? 1 : (int)x->ask - (int)y->ask;
+}
+
+int approval_egress_list(const char *dir, const char *id, struct egress_held **out, size_t *n, ac_error_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    cleanup_free char *edir = approval_egress_dir(dir);
+    cleanup_close int dfd = open(edir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOENT ? 0 : ac_error(err, errno, "open `%s`", edir);
+    DIR *d = fdopendir(dup(dfd));
+    if (d == NULL)
+        return ac_error(err, errno, "read `%s`", edir);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        char *dot = strchr(e->d_name, '.');
+        if (e->d_name[0] == '.' || len < 10 || strcmp(e->d_name + len - 8, ".pending") != 0 || !dot)
+            continue;
+        struct egress_held h = {0};
+        char *end;
+        size_t cl = (size_t)(dot - e->d_name);
+        if (cl >= sizeof(h.container))
+            continue;
+        memcpy(h.container, e->d_name, cl);
+        unsigned long ask = strtoul(dot + 1, &end, 10);
+        if (strcmp(end, ".pending") != 0 || !hook_valid_name(h.container) || (id && strcmp(id, h.container) != 0))
+            continue;
+        h.ask = (unsigned)ask;
+        cleanup_free char *text = read_trusted(dfd, e->d_name);
+        static const char *const keys[] = {"method", "host", "port", "since", "pid"};
+        char *v[5];
+        int64_t port, pid;
+        if (!text || !parse_lines(text, keys, v, 5) || strlen(v[0]) >= sizeof(h.method) ||
+            !copy_host(v[1], h.host, sizeof(h.host)) || !parse_int64(v[2], 65535, &port) ||
+            !parse_int64(v[3], INT64_MAX, &h.since) || !parse_int64(v[4], INT32_MAX, &pid))
+            continue;
+        snprintf(h.method, sizeof(h.method), "%s", v[0]);
+        h.port = (int)port;
+        h.pid = (int)pid;
+        /* a proxy killed before it could remove its file holds nothing */
+        if (kill(h.pid, 0) < 0 && errno == ESRCH)
+            continue;
+        *out = xrealloc(*out, (*n + 1) * sizeof(**out));
+        (*out)[(*n)++] = h;
+    }
+    closedir(d);
+    qsort(*out, *n, sizeof(**out), held_since);
     return 0;
 }

@@ -18,6 +18,7 @@
 #ifndef AGENTCAGE_APPROVALS_H
 #define AGENTCAGE_APPROVALS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
@@ -54,5 +55,50 @@ int approval_request_digest(const char *dir, const char *name, char out[APPROVAL
 
 /* The pending requests, one JSON object a line, on f. */
 int approval_list_requests(const char *dir, FILE *f, ac_error_t *err);
+
+/* Held egress requests (io.agentcage.egress-ask, tiers 2 and 3): the
+ * proxy's writer holds a request to a host outside the allowlist and
+ * waits for the operator, through files in DIR/egress (0700):
+ *   ID.N.pending  the proxy's, while request N of container ID is held:
+ *                 "method=M\nhost=H\nport=P\nsince=UNIXTIME\npid=WRITER\n"
+ *   ID.T.answer   the operator's (`agentcage approve ID --egress`, `deny`):
+ *                 "decision=allow|deny\nhost=H\nport=P\nuntil=UNIXTIME\n"
+ *                 (port 0: any port of H; until 0: only what is held now,
+ *                 else H:P is allowed until then), taken and removed by the
+ *                 proxy of ID. */
+#define EGRESS_ASK_HOST_MAX 253
+
+struct egress_answer {
+    bool allow;
+    char host[EGRESS_ASK_HOST_MAX + 1];
+    int port;
+    int64_t until;
+};
+
+struct egress_held {
+    char container[256];
+    unsigned ask;
+    char method[33];
+    char host[EGRESS_ASK_HOST_MAX + 1];
+    int port;
+    int64_t since;
+    int pid;
+};
+
+/* DIR/egress, malloc'd. */
+char *approval_egress_dir(const char *dir);
+/* Write ID.N.pending (the directory made 0700 when missing). */
+int approval_egress_hold(const char *dir, const char *id, unsigned ask, const char *method, const char *host, int port,
+                         ac_error_t *err);
+/* Remove ID.N.pending. */
+void approval_egress_release(const char *dir, const char *id, unsigned ask);
+/* Write an answer for container ID. */
+int approval_egress_answer(const char *dir, const char *id, const struct egress_answer *a, ac_error_t *err);
+/* The next answer for ID: 1 with *a (its file removed), 0 when there is
+ * none; a malformed or untrusted answer file is removed and skipped. */
+int approval_egress_take_answer(const char *dir, const char *id, struct egress_answer *a);
+/* The held requests (all containers, or id's when not NULL), malloc'd in
+ * *out, oldest first; those of a proxy that is gone are left out. */
+int approval_egress_list(const char *dir, const char *id, struct egress_held **out, size_t *n, ac_error_t *err);
 
 #endif

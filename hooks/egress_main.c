@@ -54,12 +54,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <ifaddrs.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+
 #include "runtime/linux/helper_sandbox.h"
 #include "runtime/linux/rootless.h"
 #include "runtime/linux/sync.h"
 #include "runtime/util/utils.h"
+#include "hooks/approvals.h"
 #include "hooks/audit.h"
-#include "hooks/egress_parse.h"
+#include "hooks/egress_proxy.h"
 #include "hooks/hook_state.h"
 #include "hooks/policy_hooks.h"
 
@@ -70,41 +77,31 @@
 #define DEFAULT_BYTES (100ULL << 20)     /* per container, both directions */
 #define DEFAULT_MAX_DENIALS 20
 #define DEFAULT_HEAD_TIMEOUT_S 10        /* for a request head or a ClientHello, in all */
-#define MAX_CONNECTIONS 64
-#define IO_TIMEOUT_S 30
-#define THREAD_STACK (256 * 1024)
-/* the worker's fds: the listening socket and its end of the record socket */
-#define WORKER_LISTEN_FD 3
-#define WORKER_RECORD_FD 4
+#define DEFAULT_ASK_TIMEOUT_S 60         /* a held request waits this long for the operator */
+#define MAX_HELD EGRESS_MAX_CONNECTIONS
 
-struct test_name {
-    char *name;
-    char *addr;
-};
-
-/* The proxy's configuration, fixed before the daemon starts. */
+/* The writer's configuration, fixed before the daemon starts (the worker's
+ * is egress_conf, egress_proxy.h). */
 static struct {
     const char *audit_log;
     const char *pid_dir;
     const char *allow_text; /* as given, for the start record */
+    const char *approvals_dir; /* where held requests wait (--approvals-dir) */
     char *id;
     int port;
-    struct egress_allowlist allow;
-    struct test_name *test;
-    size_t n_test;
-    uint64_t rate, cap;
     long max_denials;
-    int head_timeout_s;
     int pidfd;
+    struct denials_counter *denials; /* the container's counter (create's file), or NULL */
     struct helper_sandbox sandbox;
-} conf = {.port = EGRESS_PROXY_PORT, .pid_dir = DEFAULT_PID_DIR, .pidfd = -1, .head_timeout_s = DEFAULT_HEAD_TIMEOUT_S};
+} conf = {.port = EGRESS_PROXY_PORT, .pid_dir = DEFAULT_PID_DIR, .pidfd = -1};
 
-/* The worker's, shared by its connection threads. */
-static atomic_uint_fast64_t bytes_total;
-static atomic_int connections;
-static atomic_bool cap_reported;
-static pthread_mutex_t rate_lock = PTHREAD_MUTEX_INITIALIZER;
-static long long rate_next_ns;
+/* The requests held for the operator, by the writer. */
+static struct {
+    unsigned ask; /* 0: a free slot */
+    char host[EGRESS_HOST_MAX + 1];
+    int port;
+    long long deadline_ms; /* CLOCK_MONOTONIC */
+} held[MAX_HELD];
 
 static void usage(FILE *f)
 {
@@ -116,24 +113,35 @@ static void usage(FILE *f)
             "io.agentcage.egress (comma-separated host[:port], *.suffix wildcards; no port = 80 and 443).\n"
             "Annotations io.agentcage.egress-rate (bytes/s, default 1MiB), io.agentcage.egress-bytes\n"
             "(total, default 100MiB) and io.agentcage.max-denials (default %d) may only tighten the\n"
-            "operator's ceilings below. The process reading the container's bytes runs as USER, with no\n"
-            "capabilities, seccomp, Landlock and an empty read-only root (rootless: as the invoking user).\n\n"
+            "operator's ceilings below; io.agentcage.egress-ask: true holds a request to another host for\n"
+            "the operator (agentcage pending, approve ID --egress, deny ID --egress) when --ask allows it.\n"
+            "The process reading the container's bytes runs as USER, with no capabilities, seccomp,\n"
+            "Landlock and an empty read-only root (rootless: as the invoking user).\n\n"
             "Options:\n"
             "  --audit-log FILE     audit trail (default " AUDIT_DEFAULT_LOG ")\n"
             "  --port N             proxy port inside the container (default %d)\n"
             "  --allow LIST         allowlist instead of the annotation\n"
             "  --max-rate SIZE      ceiling of bytes per second\n"
             "  --max-bytes SIZE     ceiling of total bytes\n"
-            "  --max-denials N      ceiling of refused requests before the container is killed (0: never)\n"
+            "  --max-denials N      ceiling of refused requests before the container is killed (0: never;\n"
+            "                       the runtime's denials counter, when it hands one, decides instead)\n"
+            "  --allow-cidr LIST    addresses the proxy may connect to although they are special (loopback,\n"
+            "                       private, link-local, the host's own ...): a.b.c.d/N, v6::/N, comma-separated\n"
+            "  --deep-wildcards     let the allowlist have **.suffix entries (names of any depth)\n"
+            "  --ask                let io.agentcage.egress-ask hold requests for the operator\n"
+            "  --ask-timeout SECS   how long a held request waits (default %d)\n"
+            "  --approvals-dir DIR  where held requests and the operator's answers live\n"
+            "                       (default " APPROVALS_DEFAULT_DIR ", as DIR/egress)\n"
             "  --head-timeout SECS  time for a request head or a ClientHello to arrive (default %d)\n"
             "  --user USER          the unprivileged user of the proxy (default " DEFAULT_USER ")\n"
             "  --resolv-conf FILE   the resolver configuration the proxy uses (default /etc/resolv.conf)\n"
+            "  --hosts FILE         the hosts file the proxy's resolver reads (default /etc/hosts)\n"
             "  --pid-dir DIR        where the proxy's pid file lives (default " DEFAULT_PID_DIR ")\n"
             "  --test-resolve LIST  name=ip,...: resolve these names to these addresses (tests only;\n"
             "                       also $AGENTCAGE_EGRESS_TEST_RESOLVE)\n"
             "  --stop               kill the container's proxy (poststop)\n"
             "  --help\n",
-            DEFAULT_MAX_DENIALS, EGRESS_PROXY_PORT, DEFAULT_HEAD_TIMEOUT_S);
+            DEFAULT_MAX_DENIALS, EGRESS_PROXY_PORT, DEFAULT_ASK_TIMEOUT_S, DEFAULT_HEAD_TIMEOUT_S);
 }
 
 static void __attribute__((noreturn)) die_error(ac_error_t *err)
@@ -143,11 +151,11 @@ static void __attribute__((noreturn)) die_error(ac_error_t *err)
     exit(1);
 }
 
-static long long mono_ns(void)
+static long long mono_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 static int parse_test_resolve(const char *list, ac_error_t *err)
@@ -159,430 +167,42 @@ static int parse_test_resolve(const char *list, ac_error_t *err)
         if (!eq || eq == tok || !egress_is_ip_literal(eq + 1))
             return ac_error(err, 0, "--test-resolve: expected name=ip, got `%s`", tok);
         *eq = '\0';
-        conf.test = xrealloc(conf.test, (conf.n_test + 1) * sizeof(*conf.test));
-        conf.test[conf.n_test].name = xstrdup(tok);
-        for (char *c = conf.test[conf.n_test].name; *c; c++)
+        struct egress_proxy_conf *w = &egress_conf;
+        w->test = xrealloc(w->test, (w->n_test + 1) * sizeof(*w->test));
+        w->test[w->n_test].name = xstrdup(tok);
+        for (char *c = w->test[w->n_test].name; *c; c++)
             *c = (char)tolower((unsigned char)*c);
-        conf.test[conf.n_test++].addr = xstrdup(eq + 1);
+        w->test[w->n_test++].addr = xstrdup(eq + 1);
     }
     return 0;
 }
 
-/* ================================================================ the worker */
-
-/* A record for the writer (key, value pairs, NULL-terminated; keys with
- * '=' carry numbers). The worker never writes the audit log itself; it
- * waits for the writer's one-byte acknowledgement, so a decision is in the
- * log before the client sees its effect (one record at a time: the lock
- * keeps each acknowledgement with its record). */
-static void record(const char *event, ...) __attribute__((sentinel));
-static void record(const char *event, ...)
-{
-    const char *kv[2 * EGRESS_RECORD_PAIRS + 1];
-    size_t n = 0;
-    va_list ap;
-    va_start(ap, event);
-    const char *item;
-    while (n < 2 * EGRESS_RECORD_PAIRS && (item = va_arg(ap, const char *)) != NULL)
-        kv[n++] = item;
-    va_end(ap);
-    kv[n] = NULL;
-    char buf[EGRESS_RECORD_MAX];
-    size_t len = egress_record_encode(buf, sizeof(buf), event, kv);
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    char ack;
-    pthread_mutex_lock(&lock);
-    /* a lost writer ends the worker soon (PR_SET_PDEATHSIG) */
-    if (len > 0 && send(WORKER_RECORD_FD, buf, len, MSG_NOSIGNAL) == (ssize_t)len &&
-        recv(WORKER_RECORD_FD, &ack, 1, 0) != 1) {
-        /* nothing to report to */
-    }
-    pthread_mutex_unlock(&lock);
-}
-
-static int connect_with_timeout(const struct addrinfo *ai)
-{
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0)
-        return -1;
-    struct timeval tv = {.tv_sec = 10};
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* Resolve (or take the test map's address) and connect; the address used
- * goes to addr_out. -1 with a reason. */
-static int connect_upstream(const char *host, int port, char *addr_out, size_t addr_len, const char **why)
-{
-    const char *name = host;
-    bool trusted = egress_is_ip_literal(host); /* listed literally by the operator or agent framework */
-    for (size_t i = 0; i < conf.n_test; i++)
-        if (strcmp(conf.test[i].name, host) == 0) {
-            name = conf.test[i].addr;
-            trusted = true;
-        }
-    char service[8];
-    snprintf(service, sizeof(service), "%d", port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
-    struct addrinfo *res = NULL;
-    if (getaddrinfo(name, service, &hints, &res) != 0) {
-        *why = "name does not resolve";
-        return -1;
-    }
-    int fd = -1;
-    *why = "connect failed";
-    for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-        if (!trusted && egress_forbidden_address(ai->ai_addr)) {
-            *why = "name resolves to a loopback or link-local address";
-            continue;
-        }
-        fd = connect_with_timeout(ai);
-        if (fd >= 0) {
-            void *a = ai->ai_family == AF_INET ? (void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
-                                               : (void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
-            inet_ntop(ai->ai_family, a, addr_out, (socklen_t)addr_len);
-        }
-    }
-    freeaddrinfo(res);
-    return fd;
-}
-
-static void reply_status(int client, const char *status)
-{
-    char msg[256];
-    int n = snprintf(msg, sizeof(msg), "HTTP/1.1 %s\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", status);
-    if (write_all(client, msg, (size_t)n) < 0) {
-        /* the client went away */
-    }
-}
-
-/* A refusal: audited (the writer counts it), and with reply a 403 naming
- * it. host may be the raw text the client sent. */
-static void deny(int client, const char *method, const char *host, int port, const char *reason, bool reply)
-{
-    char port_s[16];
-    snprintf(port_s, sizeof(port_s), "%d", port);
-    record("egress-deny", "method", method, "host", host, "=port", port_s, "reason", reason, NULL);
-    if (reply) {
-        char body[512], msg[768];
-        int blen = snprintf(body, sizeof(body), "agentcage egress: %.200s:%d refused: %s\n", host, port, reason);
-        int n = snprintf(msg, sizeof(msg),
-                         "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n"
-                         "Content-Length: %d\r\n\r\n%s",
-                         blen, body);
-        if (write_all(client, msg, (size_t)n) < 0) {
-            /* the client went away: nothing to tell */
-        }
-    }
-}
-
-/* A request the proxy cannot read: audited as a refusal, answered with
- * status (400, 408, 431). */
-static void refuse_request(int client, const char *status, const char *reason)
-{
-    record("egress-deny", "reason", reason, NULL);
-    reply_status(client, status);
-}
-
-/* Wait until n more bytes fit the per-container rate (a shared schedule:
- * each chunk books its slot; at most one second of burst). */
-static void throttle(size_t n)
-{
-    pthread_mutex_lock(&rate_lock);
-    long long now = mono_ns();
-    if (rate_next_ns < now - 1000000000LL)
-        rate_next_ns = now - 1000000000LL;
-    rate_next_ns += (long long)((double)n * 1e9 / (double)conf.rate);
-    long long wait = rate_next_ns - now;
-    pthread_mutex_unlock(&rate_lock);
-    if (wait > 0) {
-        struct timespec ts = {.tv_sec = wait / 1000000000LL, .tv_nsec = wait % 1000000000LL};
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-            ;
-    }
-}
-
-/* Book n bytes against the total; false once the cap would be passed. */
-static bool account(size_t n)
-{
-    uint64_t before = atomic_fetch_add(&bytes_total, n);
-    if (before + n <= conf.cap)
-        return true;
-    if (!atomic_exchange(&cap_reported, true)) {
-        char cap[32];
-        snprintf(cap, sizeof(cap), "%llu", (unsigned long long)conf.cap);
-        record("egress-deny", "reason", "byte cap reached, connection closed", "=cap", cap, NULL);
-    }
-    return false;
-}
-
-/* Copy both ways until both sides are done, the cap is hit or nothing
- * moves for IO_TIMEOUT_S. */
-static void relay(int client, int upstream)
-{
-    int fds[2] = {client, upstream};
-    bool open_in[2] = {true, true};
-    char buf[16384];
-    while (open_in[0] || open_in[1]) {
-        struct pollfd p[2] = {{.fd = open_in[0] ? client : -1, .events = POLLIN},
-                              {.fd = open_in[1] ? upstream : -1, .events = POLLIN}};
-        int r = poll(p, 2, IO_TIMEOUT_S * 1000);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return;
-        for (int i = 0; i < 2; i++) {
-            if (!open_in[i] || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            ssize_t n = read(fds[i], buf, sizeof(buf));
-            if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                continue;
-            if (n <= 0) {
-                open_in[i] = false;
-                shutdown(fds[1 - i], SHUT_WR);
-                continue;
-            }
-            if (!account((size_t)n))
-                return;
-            throttle((size_t)n);
-            if (write_all(fds[1 - i], buf, (size_t)n) < 0)
-                return;
-        }
-    }
-}
-
-/* One read before the deadline (CLOCK_MONOTONIC ns): >0 bytes, 0 at EOF,
- * -1 on an error, -2 when the deadline passed. */
-static ssize_t read_by(int fd, void *buf, size_t len, long long deadline)
-{
-    for (;;) {
-        long long left_ms = (deadline - mono_ns()) / 1000000;
-        if (left_ms <= 0)
-            return -2;
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int r = poll(&p, 1, (int)left_ms);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r == 0)
-            return -2;
-        if (r < 0)
-            return -1;
-        ssize_t n = read(fd, buf, len);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        return n;
-    }
-}
-
-static void handle_connect(int client, const char *target, const char *rest, size_t rest_len)
-{
-    cleanup_free char *host = NULL;
-    int port;
-    const char *why;
-    if (egress_parse_host_port(target, 0, &host, &port, &why) < 0 || port == 0) {
-        deny(client, "CONNECT", target, 0, "malformed CONNECT target", true);
-        return;
-    }
-    why = egress_allowlist_check(&conf.allow, host, port);
-    if (!why && atomic_load(&bytes_total) >= conf.cap)
-        why = "byte cap reached";
-    if (why) {
-        deny(client, "CONNECT", host, port, why, true);
-        return;
-    }
-    static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-    if (write_all(client, established, sizeof(established) - 1) < 0)
-        return;
-    /* Nothing leaves before the ClientHello names the same host; it may
-     * span several records, and must come within the head timeout. */
-    cleanup_free unsigned char *hello = xmalloc(EGRESS_HELLO_WIRE_MAX);
-    size_t have = rest_len > EGRESS_HELLO_WIRE_MAX ? EGRESS_HELLO_WIRE_MAX : rest_len;
-    memcpy(hello, rest, have);
-    char sni[256];
-    long long deadline = mono_ns() + conf.head_timeout_s * 1000000000LL;
-    enum egress_hello h;
-    while ((h = egress_client_hello(hello, have, sni, sizeof(sni))) == EGRESS_HELLO_NEED_MORE &&
-           have < EGRESS_HELLO_WIRE_MAX) {
-        ssize_t n = read_by(client, hello + have, EGRESS_HELLO_WIRE_MAX - have, deadline);
-        if (n <= 0) {
-            deny(client, "CONNECT", host, port,
-                 n == -2 ? "no complete TLS ClientHello within the head timeout" : "no TLS ClientHello", false);
-            return;
-        }
-        have += (size_t)n;
-    }
-    if (h == EGRESS_HELLO_BAD || h == EGRESS_HELLO_NEED_MORE) {
-        deny(client, "CONNECT", host, port, "no TLS ClientHello", false);
-        return;
-    }
-    if (h == EGRESS_HELLO_NO_SNI && !egress_is_ip_literal(host)) {
-        deny(client, "CONNECT", host, port, "TLS ClientHello without SNI", false);
-        return;
-    }
-    if (h == EGRESS_HELLO_SNI && strcmp(sni, host) != 0) {
-        cleanup_free char *reason = xasprintf("TLS SNI `%s` differs from CONNECT host", sni);
-        deny(client, "CONNECT", host, port, reason, false);
-        return;
-    }
-    char addr[INET6_ADDRSTRLEN] = "";
-    cleanup_close int upstream = connect_upstream(host, port, addr, sizeof(addr), &why);
-    char port_s[16];
-    snprintf(port_s, sizeof(port_s), "%d", port);
-    if (upstream < 0) {
-        deny(client, "CONNECT", host, port, why, false);
-        return;
-    }
-    record("egress-allow", "method", "CONNECT", "host", host, "=port", port_s, "address", addr, NULL);
-    if (!account(have) || write_all(upstream, hello, have) < 0)
-        return;
-    relay(client, upstream);
-}
-
-/* Plain HTTP: "GET http://host[:port]/path HTTP/1.1". The request goes out
- * in origin form with Host set from the URL and Connection: close, so one
- * tunnel is one request. */
-static void handle_http(int client, const struct egress_request *req, const char *rest, size_t rest_len)
-{
-    cleanup_free char *host = NULL, *path = NULL;
-    int port;
-    const char *why;
-    if (egress_parse_http_url(req->target, &host, &port, &path, &why) < 0) {
-        deny(client, req->method, req->target, 0, why, true);
-        return;
-    }
-    why = egress_allowlist_check(&conf.allow, host, port);
-    if (!why && atomic_load(&bytes_total) >= conf.cap)
-        why = "byte cap reached";
-    if (why) {
-        deny(client, req->method, host, port, why, true);
-        return;
-    }
-    char addr[INET6_ADDRSTRLEN] = "";
-    cleanup_close int upstream = connect_upstream(host, port, addr, sizeof(addr), &why);
-    if (upstream < 0) {
-        deny(client, req->method, host, port, why, true);
-        return;
-    }
-    char port_s[16];
-    snprintf(port_s, sizeof(port_s), "%d", port);
-    record("egress-allow", "method", req->method, "host", host, "=port", port_s, "address", addr, "path", path,
-           NULL);
-    size_t len;
-    cleanup_free char *out = egress_request_rebuild(req, host, port, path, &len);
-    if (!account(len + rest_len) || write_all(upstream, out, len) < 0 || write_all(upstream, rest, rest_len) < 0)
-        return;
-    relay(client, upstream);
-}
-
-static void *connection_thread(void *arg)
-{
-    cleanup_close int client = (int)(intptr_t)arg;
-    struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
-    setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    cleanup_free char *head = xmalloc(EGRESS_HEAD_MAX + 1);
-    size_t have = 0;
-    long end = 0;
-    long long deadline = mono_ns() + conf.head_timeout_s * 1000000000LL;
-    while (end == 0 && have < EGRESS_HEAD_MAX) {
-        ssize_t n = read_by(client, head + have, EGRESS_HEAD_MAX - have, deadline);
-        if (n == -2) {
-            refuse_request(client, "408 Request Timeout", "request head not complete within the head timeout");
-            goto out;
-        }
-        if (n <= 0) {
-            /* a connection closed before it asked anything is no request */
-            if (have > 0)
-                refuse_request(client, "400 Bad Request", "connection closed inside the request head");
-            goto out;
-        }
-        have += (size_t)n;
-        end = egress_head_end(head, have);
-    }
-    if (end < 0) {
-        refuse_request(client, "400 Bad Request", "NUL byte in the request head");
-        goto out;
-    }
-    if (end == 0) {
-        refuse_request(client, "431 Request Header Fields Too Large", "request head over 16 KiB");
-        goto out;
-    }
-    struct egress_request req;
-    const char *why;
-    if (egress_request_parse(head, (size_t)end, &req, &why) < 0) {
-        refuse_request(client, "400 Bad Request", why);
-        goto out;
-    }
-    if (strcmp(req.method, "CONNECT") == 0)
-        handle_connect(client, req.target, head + end, have - (size_t)end);
-    else
-        handle_http(client, &req, head + end, have - (size_t)end);
-out:
-    atomic_fetch_sub(&connections, 1);
-    return NULL;
-}
-
-/* The worker's loop: accept until the writer goes (its end of the record
- * socket hangs up). */
-static void __attribute__((noreturn)) serve(void)
-{
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, THREAD_STACK);
-    for (;;) {
-        struct pollfd p[2] = {{.fd = WORKER_LISTEN_FD, .events = POLLIN}, {.fd = WORKER_RECORD_FD, .events = 0}};
-        if (poll(p, 2, -1) < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        if (p[1].revents & (POLLHUP | POLLERR))
-            break;
-        if (!(p[0].revents & POLLIN))
-            continue;
-        int client = accept4(WORKER_LISTEN_FD, NULL, NULL, SOCK_CLOEXEC);
-        if (client < 0)
-            continue;
-        if (atomic_fetch_add(&connections, 1) >= MAX_CONNECTIONS) {
-            atomic_fetch_sub(&connections, 1);
-            reply_status(client, "503 Too Many Connections");
-            close(client);
-            char n[16];
-            snprintf(n, sizeof(n), "%d", MAX_CONNECTIONS);
-            record("egress-busy", "=connections", n, NULL);
-            continue;
-        }
-        pthread_t t;
-        if (pthread_create(&t, &attr, connection_thread, (void *)(intptr_t)client) != 0) {
-            atomic_fetch_sub(&connections, 1);
-            close(client);
-        }
-    }
-    _exit(0);
-}
+/* ================================================================ the worker's start */
 
 /* The worker, just forked: its fds in place, the sandbox on, then it tells
- * the writer through status (one byte 'R', or the error's line). */
-static void __attribute__((noreturn)) run_worker(int listen_fd, int record_fd, int status_fd, pid_t writer)
+ * the writer through status (one byte 'R', or the error's line). It keeps
+ * the page of the denials file that counts bytes, not the one that counts
+ * denials. */
+static void __attribute__((noreturn)) run_worker(int listen_fd, int record_fd, int control_fd, int status_fd,
+                                                 pid_t writer)
 {
     ac_error_t err = NULL;
-    /* the listening socket and the record socket at fixed numbers, every
-     * other fd (the container's pidfd, the ready pipe) closed; first all
-     * above the targets, so no dup2 meets another's fd */
-    int fds[3] = {listen_fd, record_fd, status_fd};
-    for (int i = 0; i < 3; i++)
+    /* the listening, record and control sockets at fixed numbers, every
+     * other fd (the container's pidfd, the denials file, the ready pipe)
+     * closed; first all above the targets, so no dup2 meets another's fd */
+    int fds[4] = {listen_fd, record_fd, control_fd, status_fd};
+    for (int i = 0; i < 4; i++)
         if ((fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 16)) < 0)
             _exit(1);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (dup2(fds[i], WORKER_LISTEN_FD + i) < 0)
             _exit(1);
-    if (close_range(WORKER_LISTEN_FD + 3, ~0U, 0) < 0)
+    if (close_range(WORKER_LISTEN_FD + 4, ~0U, 0) < 0)
         _exit(1);
-    status_fd = WORKER_LISTEN_FD + 2;
+    status_fd = WORKER_LISTEN_FD + 3;
+    if (conf.denials && munmap(conf.denials, DENIALS_PAGE) < 0)
+        _exit(1);
+    conf.denials = NULL;
     /* one malloc arena: a thread per connection needs no arena of its own */
     mallopt(M_ARENA_MAX, 1);
     conf.sandbox.parent = writer;
@@ -595,7 +215,7 @@ static void __attribute__((noreturn)) run_worker(int listen_fd, int record_fd, i
     if (write(status_fd, "R", 1) != 1)
         _exit(1);
     close(status_fd);
-    serve();
+    egress_worker_serve();
 }
 
 /* ================================================================ the writer */
@@ -636,30 +256,55 @@ static void audit_worker_record(const struct egress_record *rec)
         ac_error_free(&err);
 }
 
-/* Refusals counted; past the threshold the container is treated as
- * compromised and killed. */
-static void count_denial(void)
-{
-    static long denials;
-    static bool killed;
-    denials++;
-    if (conf.max_denials <= 0 || denials < conf.max_denials || killed)
-        return;
-    killed = true;
-    char count[32], limit[32];
-    snprintf(count, sizeof(count), "%ld", denials);
-    snprintf(limit, sizeof(limit), "%ld", conf.max_denials);
-    int r = pidfd_send_signal(conf.pidfd, SIGKILL, NULL, 0);
-    audit_or_warn("denial-kill", "=denials", count, "=limit", limit, "source", "egress", "result",
-                  r == 0 ? "killed" : "kill failed", NULL);
-}
-
-static bool record_has(const struct egress_record *rec, const char *key)
+static const char *record_get(const struct egress_record *rec, const char *key)
 {
     for (size_t i = 0; i < rec->n; i++)
         if (strcmp(rec->key[i], key) == 0)
-            return true;
-    return false;
+            return rec->value[i];
+    return NULL;
+}
+
+static long long realtime_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* A refusal counted; at the limit the container is treated as compromised
+ * and killed. With the runtime's denials file the count is the
+ * container's (seccomp denials too) and so is the limit; without it (the
+ * hook under another runtime) the proxy's own, up to --max-denials. */
+static void count_denial(const struct egress_record *rec)
+{
+    static long own;
+    static bool killed;
+    long count, limit;
+    bool kill_now;
+    if (conf.denials) {
+        struct denial *slot;
+        kill_now = denials_add(conf.denials, DENIAL_EGRESS, (uint64_t)realtime_ms(), &slot) == 1;
+        const char *host = record_get(rec, "host"), *port = record_get(rec, "=port"),
+                   *reason = record_get(rec, "reason");
+        snprintf(slot->text, sizeof(slot->text), "%s%s%s%s%s", host ? host : "", port ? ":" : "", port ? port : "",
+                 host ? ": " : "", reason ? reason : "");
+        count = (long)__atomic_load_n(&conf.denials->count, __ATOMIC_RELAXED);
+        limit = (long)conf.denials->limit;
+    } else {
+        count = ++own;
+        limit = conf.max_denials;
+        kill_now = limit > 0 && count >= limit && !killed;
+        killed |= kill_now;
+    }
+    if (!kill_now)
+        return;
+    char count_s[32], limit_s[32];
+    snprintf(count_s, sizeof(count_s), "%ld", count);
+    snprintf(limit_s, sizeof(limit_s), "%ld", limit);
+    int r = pidfd_send_signal(conf.pidfd, SIGKILL, NULL, 0);
+    audit_or_warn("denial-kill", "=denials", count_s, "=limit", limit_s, "source", "egress", "result",
+                  r == 0 ? "killed" : "kill failed", "last", record_get(rec, "reason") ? record_get(rec, "reason") : "",
+                  NULL);
 }
 
 /* remove our pid file unless a newer proxy took the name */
@@ -686,19 +331,180 @@ static void worker_exit_text(int worker_pidfd, char *out, size_t len)
         snprintf(out, len, "signal %s", sigabbrev_np(si.si_status) ? sigabbrev_np(si.si_status) : "?");
 }
 
+/* ---------------------------------------------------------------- what the writer tells the worker */
+
+static void put_be(unsigned char *p, uint64_t v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
+}
+
+/* The host's own addresses (every interface's, read now) to the worker:
+ * a name must not lead to one of them. */
+static void send_host_addresses(int control_fd)
+{
+    static unsigned char m[EGRESS_CONTROL_MAX];
+    size_t len = 1;
+    m[0] = 'H';
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) == 0) {
+        for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+            if (!i->ifa_addr || (i->ifa_addr->sa_family != AF_INET && i->ifa_addr->sa_family != AF_INET6) ||
+                len + 17 > sizeof(m))
+                continue;
+            memset(m + len, 0, 17);
+            m[len] = i->ifa_addr->sa_family == AF_INET6 ? 6 : 4;
+            if (i->ifa_addr->sa_family == AF_INET)
+                memcpy(m + len + 1, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
+            else
+                memcpy(m + len + 1, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
+            len += 17;
+        }
+        freeifaddrs(ifs);
+    }
+    if (send(control_fd, m, len, MSG_NOSIGNAL) < 0) {
+        /* the worker is gone: the loop sees it */
+    }
+}
+
+static void send_answer(int control_fd, char answer, unsigned ask)
+{
+    unsigned char m[5] = {(unsigned char)answer};
+    put_be(m + 1, ask, 4);
+    if (send(control_fd, m, sizeof(m), MSG_NOSIGNAL) < 0) {
+        /* the worker is gone */
+    }
+}
+
+/* A netlink socket told of the host's address changes (-1 when none can be
+ * had: the list read at start stands). */
+static int watch_addresses(void)
+{
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+    struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR};
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* ---------------------------------------------------------------- requests held for the operator */
+
+static void hold_request(const struct egress_record *rec)
+{
+    uint64_t ask, port;
+    const char *host = record_get(rec, "host"), *method = record_get(rec, "method");
+    if (parse_uint64(record_get(rec, "=ask"), &ask) < 0 || ask > UINT32_MAX ||
+        parse_uint64(record_get(rec, "=port"), &port) < 0)
+        return;
+    size_t slot = MAX_HELD;
+    for (size_t i = 0; i < MAX_HELD && slot == MAX_HELD; i++)
+        if (held[i].ask == 0)
+            slot = i;
+    ac_error_t err = NULL;
+    if (slot == MAX_HELD || approval_egress_hold(conf.approvals_dir, conf.id, (unsigned)ask, method, host, (int)port,
+                                                 &err) < 0) {
+        ac_error_free(&err);
+        return; /* the worker's own deadline refuses it */
+    }
+    held[slot].ask = (unsigned)ask;
+    snprintf(held[slot].host, sizeof(held[slot].host), "%s", host);
+    held[slot].port = (int)port;
+    held[slot].deadline_ms = mono_ms() + egress_conf.ask_timeout_s * 1000LL;
+}
+
+static void release(size_t i, char answer, int control_fd)
+{
+    send_answer(control_fd, answer, held[i].ask);
+    approval_egress_release(conf.approvals_dir, conf.id, held[i].ask);
+    held[i].ask = 0;
+}
+
+/* The operator's answers for us: an allow with an expiry is an approval
+ * the worker keeps; any answer releases the held requests it names. */
+static void take_answers(int control_fd)
+{
+    struct egress_answer a;
+    while (approval_egress_take_answer(conf.approvals_dir, conf.id, &a) == 1) {
+        if (a.allow && a.until > (int64_t)time(NULL)) {
+            unsigned char m[11 + EGRESS_HOST_MAX];
+            size_t hl = strlen(a.host);
+            m[0] = 'G';
+            put_be(m + 1, (uint64_t)a.until, 8);
+            put_be(m + 9, (uint64_t)a.port, 2);
+            memcpy(m + 11, a.host, hl);
+            if (send(control_fd, m, 11 + hl, MSG_NOSIGNAL) < 0) {
+                /* the worker is gone */
+            }
+        }
+        for (size_t i = 0; i < MAX_HELD; i++)
+            if (held[i].ask && strcmp(held[i].host, a.host) == 0 && (!a.port || a.port == held[i].port))
+                release(i, a.allow ? 'Y' : 'N', control_fd);
+    }
+}
+
+/* Held requests whose time is up; the milliseconds to the next deadline
+ * (-1: none). */
+static int expire_held(int control_fd)
+{
+    long long now = mono_ms(), next = -1;
+    for (size_t i = 0; i < MAX_HELD; i++) {
+        if (!held[i].ask)
+            continue;
+        if (held[i].deadline_ms <= now)
+            release(i, 'T', control_fd);
+        else if (next < 0 || held[i].deadline_ms - now < next)
+            next = held[i].deadline_ms - now;
+    }
+    return next < 0 ? -1 : next > INT_MAX ? INT_MAX : (int)next;
+}
+
+/* An inotify watch on the answers' directory (-1 without ask). */
+static int watch_answers(void)
+{
+    if (!egress_conf.ask)
+        return -1;
+    cleanup_free char *dir = approval_egress_dir(conf.approvals_dir);
+    int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+    if (fd >= 0 && inotify_add_watch(fd, dir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+static void drain(int fd)
+{
+    char buf[4096];
+    while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+        ;
+}
+
 /* The writer's loop: records in, until the container's init or the worker
  * is gone, or the worker sends something that is not a record. */
-static void __attribute__((noreturn)) run_writer(int record_fd, int worker_pidfd)
+static void __attribute__((noreturn)) run_writer(int record_fd, int control_fd, int worker_pidfd)
 {
     static char msg[EGRESS_RECORD_MAX + 1];
+    int netlink = watch_addresses(), answers = watch_answers();
     for (;;) {
-        struct pollfd p[3] = {{.fd = record_fd, .events = POLLIN},
+        struct pollfd p[5] = {{.fd = record_fd, .events = POLLIN},
                               {.fd = conf.pidfd, .events = POLLIN},
-                              {.fd = worker_pidfd, .events = POLLIN}};
-        if (poll(p, 3, -1) < 0) {
+                              {.fd = worker_pidfd, .events = POLLIN},
+                              {.fd = netlink, .events = POLLIN},
+                              {.fd = answers, .events = POLLIN}};
+        if (poll(p, 5, expire_held(control_fd)) < 0) {
             if (errno == EINTR)
                 continue;
             break;
+        }
+        if (p[3].revents & POLLIN) {
+            drain(netlink);
+            send_host_addresses(control_fd);
+        }
+        if (p[4].revents & POLLIN) {
+            drain(answers);
+            take_answers(control_fd);
         }
         if (p[0].revents & POLLIN) {
             ssize_t n = recv(record_fd, msg, sizeof(msg), MSG_TRUNC);
@@ -709,8 +515,12 @@ static void __attribute__((noreturn)) run_writer(int record_fd, int worker_pidfd
                 if (send(record_fd, "A", 1, MSG_NOSIGNAL) != 1)
                     break;
                 /* the cap's notice is the end of a transfer, not a refusal */
-                if (strcmp(rec.event, "egress-deny") == 0 && !record_has(&rec, "=cap"))
-                    count_denial();
+                if (strcmp(rec.event, "egress-deny") == 0 && !record_get(&rec, "=cap"))
+                    count_denial(&rec);
+                else if (strcmp(rec.event, "egress-ask") == 0 && egress_conf.ask) {
+                    hold_request(&rec);
+                    take_answers(control_fd);
+                }
                 continue;
             }
             if (n > 0) {
@@ -730,6 +540,9 @@ static void __attribute__((noreturn)) run_writer(int record_fd, int worker_pidfd
         }
     }
     pidfd_send_signal(worker_pidfd, SIGKILL, NULL, 0);
+    for (size_t i = 0; i < MAX_HELD; i++)
+        if (held[i].ask)
+            approval_egress_release(conf.approvals_dir, conf.id, held[i].ask);
     remove_pid_file();
     _exit(0);
 }
@@ -750,20 +563,23 @@ static int audit_started(ac_error_t *err)
 {
     char port_s[16], rate_s[32], cap_s[32], den_s[32];
     snprintf(port_s, sizeof(port_s), "%d", conf.port);
-    snprintf(rate_s, sizeof(rate_s), "%llu", (unsigned long long)conf.rate);
-    snprintf(cap_s, sizeof(cap_s), "%llu", (unsigned long long)conf.cap);
-    snprintf(den_s, sizeof(den_s), "%ld", conf.max_denials);
+    snprintf(rate_s, sizeof(rate_s), "%llu", (unsigned long long)egress_conf.rate);
+    snprintf(cap_s, sizeof(cap_s), "%llu", (unsigned long long)egress_conf.cap);
+    snprintf(den_s, sizeof(den_s), "%ld", conf.denials ? (long)conf.denials->limit : conf.max_denials);
     return audit_record(conf.audit_log, "egress-proxy-started", conf.id, err, "allow", conf.allow_text, "=port",
-                        port_s, "=rate", rate_s, "=cap", cap_s, "=max_denials", den_s, NULL);
+                        port_s, "=rate", rate_s, "=cap", cap_s, "=max_denials", den_s, "ask",
+                        egress_conf.ask ? "on" : "off", NULL);
 }
 
 /* Fork the worker and wait until it is confined (its status pipe says 'R'
- * or why not); in between, drop our own privileges. The record socket's
- * end and the worker's pidfd come back. */
-static int start_worker(int listen_fd, int ready, int *record_fd, int *worker_pidfd, ac_error_t *err)
+ * or why not); in between, drop our own privileges. The record and control
+ * sockets' ends and the worker's pidfd come back. */
+static int start_worker(int listen_fd, int ready, int *record_fd, int *control_fd, int *worker_pidfd,
+                        ac_error_t *err)
 {
-    int rec[2], status[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rec) < 0)
+    int rec[2], ctl[2], status[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rec) < 0 ||
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0)
         return ac_error(err, errno, "socketpair");
     if (pipe2(status, O_CLOEXEC) < 0)
         return ac_error(err, errno, "pipe");
@@ -772,21 +588,26 @@ static int start_worker(int listen_fd, int ready, int *record_fd, int *worker_pi
         return ac_error(err, errno, "fork the worker");
     if (worker == 0) {
         close(ready);
-        run_worker(listen_fd, rec[1], status[1], writer);
+        run_worker(listen_fd, rec[1], ctl[1], status[1], writer);
     }
     close(listen_fd);
     close(rec[1]);
+    close(ctl[1]);
     close(status[1]);
     cleanup_close int status_fd = status[0];
     *record_fd = rec[0];
+    *control_fd = ctl[0];
     *worker_pidfd = pidfd_open(worker, 0);
     if (*worker_pidfd < 0) {
         kill(worker, SIGKILL);
         return ac_error(err, errno, "pidfd_open of the worker");
     }
+    /* before it serves: the host's addresses, which it waits for */
+    send_host_addresses(*control_fd);
     /* the writer's own drop: what it writes is all it may touch */
     cleanup_free char *log_copy = xstrdup(conf.audit_log ? conf.audit_log : AUDIT_DEFAULT_LOG);
-    const char *dirs[] = {dirname(log_copy), conf.pid_dir, NULL};
+    cleanup_free char *asks = egress_conf.ask ? approval_egress_dir(conf.approvals_dir) : NULL;
+    const char *dirs[] = {dirname(log_copy), conf.pid_dir, asks, NULL}; /* asks NULL: the list ends before */
     if (helper_keep_kill_only(dirs, err) < 0)
         return -1;
     char msg[512];
@@ -806,10 +627,10 @@ static int start_worker(int listen_fd, int ready, int *record_fd, int *worker_pi
 static void __attribute__((noreturn)) run_daemon(int listen_fd, int ready)
 {
     ac_error_t err = NULL;
-    int record_fd = -1, worker_pidfd = -1;
+    int record_fd = -1, control_fd = -1, worker_pidfd = -1;
     /* no audit trail, no door */
     if (write_pid_file(&err) < 0 || audit_started(&err) < 0 ||
-        start_worker(listen_fd, ready, &record_fd, &worker_pidfd, &err) < 0) {
+        start_worker(listen_fd, ready, &record_fd, &control_fd, &worker_pidfd, &err) < 0) {
         if (worker_pidfd >= 0)
             pidfd_send_signal(worker_pidfd, SIGKILL, NULL, 0);
         char *line = ac_error_string(err);
@@ -821,7 +642,7 @@ static void __attribute__((noreturn)) run_daemon(int listen_fd, int ready)
     if (write(ready, "R", 1) != 1)
         _exit(1);
     close(ready);
-    run_writer(record_fd, worker_pidfd);
+    run_writer(record_fd, control_fd, worker_pidfd);
 }
 
 /* ================================================================ the hook */
@@ -1077,13 +898,16 @@ static void sandbox_port(int port)
 }
 
 /* The TCP ports the worker may connect to: those of the allowlist (80 and
- * 443 for an entry without one) and 53 for DNS over TCP. */
+ * 443 for an entry without one) and 53 for DNS over TCP. An operator's
+ * approval may name any port: with ask on, Landlock does not judge ports
+ * (the allowlist and the approvals still do). */
 static void sandbox_ports(void)
 {
+    conf.sandbox.any_port = egress_conf.ask;
     sandbox_port(53);
-    for (size_t i = 0; i < conf.allow.n; i++) {
-        if (conf.allow.rules[i].port) {
-            sandbox_port(conf.allow.rules[i].port);
+    for (size_t i = 0; i < egress_conf.allow.n; i++) {
+        if (egress_conf.allow.rules[i].port) {
+            sandbox_port(egress_conf.allow.rules[i].port);
         } else {
             sandbox_port(80);
             sandbox_port(443);
@@ -1091,11 +915,57 @@ static void sandbox_ports(void)
     }
 }
 
+/* The runtime's denials counter for this container ($AGENTCAGE_DENIALS,
+ * made by create): both pages mapped, the counter and the bytes. Without
+ * one, the bytes are counted in memory shared with the worker only. */
+static int map_denials(ac_error_t *err)
+{
+    const char *path = getenv("AGENTCAGE_DENIALS");
+    void *bytes = MAP_FAILED;
+    if (path && *path) {
+        cleanup_close int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0)
+            return ac_error(err, errno, "the denials counter `%s`", path);
+        if (!S_ISREG(st.st_mode) || st.st_size != DENIALS_SIZE || st.st_uid != geteuid())
+            return ac_error(err, 0, "the denials counter `%s` is not one the runtime made", path);
+        void *counter = mmap(NULL, DENIALS_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        bytes = mmap(NULL, DENIALS_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, DENIALS_PAGE);
+        if (counter == MAP_FAILED || bytes == MAP_FAILED)
+            return ac_error(err, errno, "map the denials counter `%s`", path);
+        conf.denials = counter;
+        if (conf.denials->magic != DENIALS_MAGIC)
+            return ac_error(err, 0, "the denials counter `%s` is not one the runtime made", path);
+    } else {
+        bytes = mmap(NULL, DENIALS_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (bytes == MAP_FAILED)
+            return ac_error(err, errno, "mmap");
+    }
+    egress_conf.bytes = bytes;
+    return 0;
+}
+
+/* io.agentcage.egress-ask: "true" turns holding on, where the operator
+ * allows it (--ask); "false" or nothing leaves it off. */
+static int ask_from(const struct hook_state *st, bool allowed, ac_error_t *err)
+{
+    const char *v = hook_state_annotation(st, "io.agentcage.egress-ask");
+    if (!v || strcmp(v, "false") == 0)
+        return 0;
+    if (strcmp(v, "true") != 0)
+        return ac_error(err, 0, "annotation io.agentcage.egress-ask: expected true or false, got `%s`", v);
+    if (!allowed)
+        return ac_error(err, 0, "annotation io.agentcage.egress-ask: the operator does not allow holding requests "
+                                "(egress.ask in agentcage.conf)");
+    egress_conf.ask = true;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     enum {
         OPT_AUDIT = 256, OPT_PORT, OPT_ALLOW, OPT_RATE, OPT_BYTES, OPT_DENIALS, OPT_PIDDIR, OPT_TEST, OPT_STOP,
-        OPT_USER, OPT_RESOLV, OPT_HEAD_TIMEOUT
+        OPT_USER, OPT_RESOLV, OPT_HEAD_TIMEOUT, OPT_HOSTS, OPT_CIDR, OPT_DEEP, OPT_ASK, OPT_ASK_TIMEOUT, OPT_APPROVALS
     };
     static const struct option opts[] = {
         {"audit-log", required_argument, NULL, OPT_AUDIT}, {"port", required_argument, NULL, OPT_PORT},
@@ -1103,26 +973,44 @@ int main(int argc, char **argv)
         {"max-bytes", required_argument, NULL, OPT_BYTES}, {"max-denials", required_argument, NULL, OPT_DENIALS},
         {"pid-dir", required_argument, NULL, OPT_PIDDIR},  {"test-resolve", required_argument, NULL, OPT_TEST},
         {"user", required_argument, NULL, OPT_USER},       {"resolv-conf", required_argument, NULL, OPT_RESOLV},
-        {"head-timeout", required_argument, NULL, OPT_HEAD_TIMEOUT},
+        {"head-timeout", required_argument, NULL, OPT_HEAD_TIMEOUT}, {"hosts", required_argument, NULL, OPT_HOSTS},
+        {"allow-cidr", required_argument, NULL, OPT_CIDR}, {"deep-wildcards", no_argument, NULL, OPT_DEEP},
+        {"ask", no_argument, NULL, OPT_ASK},               {"ask-timeout", required_argument, NULL, OPT_ASK_TIMEOUT},
+        {"approvals-dir", required_argument, NULL, OPT_APPROVALS},
         {"stop", no_argument, NULL, OPT_STOP},             {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     cleanup_error ac_error_t err = NULL;
-    const char *allow = NULL, *test = getenv("AGENTCAGE_EGRESS_TEST_RESOLVE"), *user = NULL;
+    const char *allow = NULL, *test = getenv("AGENTCAGE_EGRESS_TEST_RESOLVE"), *user = NULL, *cidrs = NULL;
     uint64_t max_rate = DEFAULT_RATE, max_bytes = DEFAULT_BYTES, max_denials = DEFAULT_MAX_DENIALS, v;
-    bool stop = false;
+    bool stop = false, deep = false, ask_allowed = false;
+    int head_timeout = DEFAULT_HEAD_TIMEOUT_S, ask_timeout = DEFAULT_ASK_TIMEOUT_S;
+    conf.approvals_dir = APPROVALS_DEFAULT_DIR;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case OPT_AUDIT: conf.audit_log = optarg; break;
         case OPT_PORT:
         case OPT_HEAD_TIMEOUT:
-            if (parse_uint64(optarg, &v) < 0 || v == 0 || v > (c == OPT_PORT ? 65535 : 3600)) {
-                fprintf(stderr, PROG ": %s: expected 1..%d, got `%s`\n", c == OPT_PORT ? "--port" : "--head-timeout",
-                        c == OPT_PORT ? 65535 : 3600, optarg);
+        case OPT_ASK_TIMEOUT: {
+            const char *name = c == OPT_PORT ? "--port" : c == OPT_HEAD_TIMEOUT ? "--head-timeout" : "--ask-timeout";
+            int max = c == OPT_PORT ? 65535 : 3600;
+            if (parse_uint64(optarg, &v) < 0 || v == 0 || v > (uint64_t)max) {
+                fprintf(stderr, PROG ": %s: expected 1..%d, got `%s`\n", name, max, optarg);
                 return 2;
             }
-            *(c == OPT_PORT ? &conf.port : &conf.head_timeout_s) = (int)v;
+            *(c == OPT_PORT ? &conf.port : c == OPT_HEAD_TIMEOUT ? &head_timeout : &ask_timeout) = (int)v;
+            break;
+        }
+        case OPT_CIDR: cidrs = optarg; break;
+        case OPT_DEEP: deep = true; break;
+        case OPT_ASK: ask_allowed = true; break;
+        case OPT_APPROVALS:
+            if (optarg[0] != '/') {
+                fprintf(stderr, PROG ": --approvals-dir: expected an absolute path, got `%s`\n", optarg);
+                return 2;
+            }
+            conf.approvals_dir = optarg;
             break;
         case OPT_ALLOW: allow = optarg; break;
         case OPT_RATE:
@@ -1142,13 +1030,15 @@ int main(int argc, char **argv)
         case OPT_PIDDIR: conf.pid_dir = optarg; break;
         case OPT_TEST: test = optarg; break;
         case OPT_USER: user = optarg; break;
-        case OPT_RESOLV: {
+        case OPT_RESOLV:
+        case OPT_HOSTS: {
             struct stat rs;
             if (stat(optarg, &rs) < 0 || !S_ISREG(rs.st_mode)) {
-                fprintf(stderr, PROG ": --resolv-conf: `%s` is not a regular file\n", optarg);
+                fprintf(stderr, PROG ": %s: `%s` is not a regular file\n", c == OPT_RESOLV ? "--resolv-conf" : "--hosts",
+                        optarg);
                 return 2;
             }
-            conf.sandbox.resolv_conf = optarg;
+            *(c == OPT_RESOLV ? &conf.sandbox.resolv_conf : &conf.sandbox.hosts) = optarg;
             break;
         }
         case OPT_STOP: stop = true; break;
@@ -1183,18 +1073,28 @@ int main(int argc, char **argv)
     if (!allow)
         allow = hook_state_annotation(&st, "io.agentcage.egress");
     conf.allow_text = allow ? allow : "";
-    if (egress_allowlist_parse(allow ? allow : "", &conf.allow, &err) < 0 ||
+    egress_conf.head_timeout_s = head_timeout;
+    egress_conf.ask_timeout_s = ask_timeout;
+    if (egress_allowlist_parse(allow ? allow : "", deep ? EGRESS_HOST_DEEP_WILDCARD : 0, &egress_conf.allow, &err) < 0 ||
+        (cidrs && egress_cidrs_parse(cidrs, "--allow-cidr", &egress_conf.allow_cidr, &err) < 0) ||
         (test && parse_test_resolve(test, &err) < 0) ||
-        limit_from(&st, "io.agentcage.egress-rate", max_rate, &conf.rate, &err) < 0 ||
-        limit_from(&st, "io.agentcage.egress-bytes", max_bytes, &conf.cap, &err) < 0 ||
+        limit_from(&st, "io.agentcage.egress-rate", max_rate, &egress_conf.rate, &err) < 0 ||
+        limit_from(&st, "io.agentcage.egress-bytes", max_bytes, &egress_conf.cap, &err) < 0 ||
         limit_from(&st, "io.agentcage.max-denials", max_denials ? max_denials : UINT64_MAX, &v, &err) < 0 ||
-        choose_user(user, &err) < 0)
+        ask_from(&st, ask_allowed, &err) < 0 || choose_user(user, &err) < 0 || map_denials(&err) < 0)
         die_error(&err);
     /* a ceiling of 0 (never kill) lets the annotation choose a count */
     conf.max_denials = v == UINT64_MAX ? 0 : v > LONG_MAX ? LONG_MAX : (long)v;
-    if (conf.rate == 0)
-        conf.rate = 1;
-    conf.sandbox.max_fds = 2 * MAX_CONNECTIONS + 32;
+    if (egress_conf.rate == 0)
+        egress_conf.rate = 1;
+    if (egress_conf.ask && mkdir_p(conf.approvals_dir, 0700, &err) < 0)
+        die_error(&err);
+    if (egress_conf.ask) {
+        cleanup_free char *dir = approval_egress_dir(conf.approvals_dir);
+        if (mkdir_p(dir, 0700, &err) < 0)
+            die_error(&err);
+    }
+    conf.sandbox.max_fds = 2 * EGRESS_MAX_CONNECTIONS + 32;
     sandbox_ports();
     conf.pidfd = pidfd_open(st.pid, 0);
     if (conf.pidfd < 0) {

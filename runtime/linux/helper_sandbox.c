@@ -44,13 +44,15 @@ static int landlock_add(int ruleset, int type, const void *attr, const char *wha
 
 /* A ruleset handling every filesystem right (and, from ABI 4, TCP bind and
  * connect; from ABI 6 the given scopes). */
-static int landlock_ruleset(int abi, uint64_t scoped, ac_error_t *err)
+static int landlock_ruleset(int abi, uint64_t scoped, bool any_port, ac_error_t *err)
 {
     if (abi < 1)
         return ac_error(err, 0, "sandbox: this kernel has no Landlock (CONFIG_SECURITY_LANDLOCK, lsm=)");
     struct ac_landlock_ruleset_attr attr = {
         .handled_access_fs = AC_LANDLOCK_FS_ALL(abi),
-        .handled_access_net = abi >= 4 ? AC_LANDLOCK_ACCESS_NET_BIND_TCP | AC_LANDLOCK_ACCESS_NET_CONNECT_TCP : 0,
+        .handled_access_net = abi >= 4 ? AC_LANDLOCK_ACCESS_NET_BIND_TCP |
+                                             (any_port ? 0 : AC_LANDLOCK_ACCESS_NET_CONNECT_TCP)
+                                       : 0,
         .scoped = abi >= 6 ? scoped : 0,
     };
     int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, AC_LANDLOCK_RULESET_SIZE(abi), 0);
@@ -147,14 +149,15 @@ static int empty_root(const struct helper_sandbox *sb, ac_error_t *err)
 {
     char sources[N_RESOLVER_FILES][PATH_MAX];
     for (size_t i = 0; i < N_RESOLVER_FILES; i++) {
-        cleanup_free char *path = i == 0 && sb->resolv_conf ? xstrdup(sb->resolv_conf)
-                                                            : xasprintf("/etc/%s", resolver_files[i]);
+        /* the operator's resolv.conf and hosts instead of the host's */
+        const char *given = i == 0 ? sb->resolv_conf : i == 1 ? sb->hosts : NULL;
+        cleanup_free char *path = given ? xstrdup(given) : xasprintf("/etc/%s", resolver_files[i]);
         struct stat st;
         /* the host's files as they resolve now (resolv.conf is often a
          * symlink into /run); a missing one is left out */
         if (!realpath(path, sources[i]) || stat(sources[i], &st) < 0 || !S_ISREG(st.st_mode)) {
-            if (i == 0 && sb->resolv_conf)
-                return ac_error(err, 0, "--resolv-conf `%s`: not a regular file", path);
+            if (given)
+                return ac_error(err, 0, "--%s `%s`: not a regular file", i == 0 ? "resolv-conf" : "hosts", path);
             sources[i][0] = '\0';
         }
     }
@@ -224,7 +227,7 @@ static int worker_landlock(const struct helper_sandbox *sb, ac_error_t *err)
 {
     int abi = landlock_abi();
     cleanup_close int ruleset =
-        landlock_ruleset(abi, AC_LANDLOCK_SCOPE_SIGNAL | AC_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, err);
+        landlock_ruleset(abi, AC_LANDLOCK_SCOPE_SIGNAL | AC_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, sb->any_port, err);
     if (ruleset < 0)
         return -1;
     for (size_t i = 0; i < N_RESOLVER_FILES; i++) {
@@ -232,7 +235,7 @@ static int worker_landlock(const struct helper_sandbox *sb, ac_error_t *err)
         if (access(path, F_OK) == 0 && landlock_allow_path(ruleset, path, LANDLOCK_ACCESS_FS_READ_FILE, err) < 0)
             return -1;
     }
-    for (size_t i = 0; abi >= 4 && i < sb->n_ports; i++) {
+    for (size_t i = 0; abi >= 4 && !sb->any_port && i < sb->n_ports; i++) {
         struct ac_landlock_net_port_attr attr = {.allowed_access = AC_LANDLOCK_ACCESS_NET_CONNECT_TCP,
                                                  .port = (__u64)sb->ports[i]};
         if (landlock_add(ruleset, AC_LANDLOCK_RULE_NET_PORT, &attr, "a TCP port", err) < 0)
@@ -310,7 +313,7 @@ int helper_keep_kill_only(const char *const *rw_dirs, ac_error_t *err)
     if (drop_bounding(1ULL << CAP_KILL, err) < 0 || caps_keep_only(1ULL << CAP_KILL, err) < 0)
         return -1;
     int abi = landlock_abi();
-    cleanup_close int ruleset = landlock_ruleset(abi, AC_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, err);
+    cleanup_close int ruleset = landlock_ruleset(abi, AC_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, false, err);
     if (ruleset < 0)
         return -1;
     for (size_t i = 0; rw_dirs[i]; i++)

@@ -14,8 +14,9 @@
  *   - no capabilities in any set, bounding included; not dumpable; killed
  *     when its parent (the writer) dies; no_new_privs; rlimits on files, core dumps and locked memory;
  *   - Landlock: no filesystem access but reading those few files, TCP
- *     connect only to the allowlist's ports (and 53 for DNS over TCP), no
- *     bind, no signals or abstract unix sockets beyond its own domain;
+ *     connect only to the allowlist's ports (and 53 for DNS over TCP; any
+ *     port when the operator may approve hosts while they are asked for),
+ *     no bind, no signals or abstract unix sockets beyond its own domain;
  *   - a seccomp allow-list (libseccomp): the syscalls of its threads,
  *     sockets (AF_INET and AF_INET6 only: AF_UNIX and AF_NETLINK fail with
  *     EAFNOSUPPORT, which glibc's resolver takes in stride) and
@@ -24,7 +25,8 @@
  * The writer (the worker's parent) appends the worker's records to the
  * audit log and kills the container after too many refusals: it keeps
  * root's uid and CAP_KILL only, sets no_new_privs, and Landlock limits it
- * to the audit log's and the pid file's directories, with no TCP. */
+ * to the audit log's and the pid file's directories (and the held
+ * requests' directory), with no TCP. */
 #ifndef AGENTCAGE_HELPER_SANDBOX_H
 #define AGENTCAGE_HELPER_SANDBOX_H
 
@@ -41,7 +43,9 @@ struct helper_sandbox {
     uid_t uid;
     gid_t gid;
     const char *resolv_conf; /* bound at /etc/resolv.conf (NULL: the host's) */
+    const char *hosts;       /* bound at /etc/hosts (NULL: the host's) */
     int ports[HELPER_SANDBOX_PORTS_MAX]; /* TCP ports the worker may connect to */
+    bool any_port;           /* Landlock does not judge TCP connect ports (any may be approved) */
     size_t n_ports;
     unsigned max_fds;
     pid_t parent;            /* > 0: die with it (PR_SET_PDEATHSIG) */
