@@ -1,6 +1,7 @@
 /* Adding the policy hooks and proxy variables to a config.json tree (see
  * policy_hooks.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
@@ -180,7 +181,28 @@ int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const str
     remove_hooks_running(create_runtime, approve);
     remove_hooks_running(create_runtime, egress);
     remove_hooks_running(poststop, egress);
-    const char *start_args[] = {egress, "--audit-log", log, NULL};
+    /* the operator's egress settings travel as the hook's flags */
+    const char *start_args[16] = {egress, "--audit-log", log};
+    size_t n = 3;
+    char denials[24], ask_timeout[24];
+    snprintf(denials, sizeof(denials), "%lld", (long long)(op ? op->max_denials : 20));
+    start_args[n++] = "--max-denials";
+    start_args[n++] = denials;
+    if (op && op->egress_allow_cidr) {
+        start_args[n++] = "--allow-cidr";
+        start_args[n++] = op->egress_allow_cidr;
+    }
+    if (op && op->egress_deep_wildcards)
+        start_args[n++] = "--deep-wildcards";
+    if (op && op->egress_ask) {
+        snprintf(ask_timeout, sizeof(ask_timeout), "%lld", (long long)(op->egress_ask_timeout_ms / 1000));
+        start_args[n++] = "--ask";
+        start_args[n++] = "--ask-timeout";
+        start_args[n++] = ask_timeout;
+        start_args[n++] = "--approvals-dir";
+        start_args[n++] = op->approvals_dir ? op->approvals_dir : APPROVALS_DEFAULT_DIR;
+    }
+    start_args[n] = NULL;
     array_insert(create_runtime, 0, hook_node(egress, start_args));
     const char *stop_args[] = {egress, "--stop", "--audit-log", log, NULL};
     array_insert(poststop, poststop->u.array.len, hook_node(egress, stop_args));

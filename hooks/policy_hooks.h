@@ -8,7 +8,9 @@
  * Tier 3's approval gate is the runtime's own (create checks the grant
  * before anything is made or any hook runs). Our hook goes first in
  * createRuntime. It reads the allowlist (io.agentcage.egress) and limits
- * from the annotations in the state on its stdin. */
+ * from the annotations in the state on its stdin; the operator's settings
+ * (max-denials, egress.allow-cidr, egress.deep-wildcards, egress.ask and
+ * its timeout, the approvals directory) are its flags. */
 #ifndef AGENTCAGE_POLICY_HOOKS_H
 #define AGENTCAGE_POLICY_HOOKS_H
 

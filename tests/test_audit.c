@@ -185,6 +185,23 @@ TEST(append_continues_chain_after_verify)
 #include <yajl/yajl_tree.h>
 #include "hooks/policy_hooks.h"
 
+/* The operator's egress settings reach the proxy as its flags. */
+TEST(policy_hooks_pass_the_operators_egress_settings)
+{
+    yajl_val cfg = yajl_tree_parse("{\"process\":{\"env\":[]}}", NULL, 0);
+    REQUIRE(cfg != NULL);
+    struct tier_operator op = {.audit_log = "/l", .approvals_dir = "/ap", .max_denials = 7,
+                               .egress_allow_cidr = "127.0.0.0/8", .egress_deep_wildcards = true, .egress_ask = true,
+                               .egress_ask_timeout_ms = 90000};
+    ac_error_t err = NULL;
+    REQUIRE_EQ_INT(policy_hooks_add(cfg, 2, "/h", &op, &err), 0);
+    cleanup_free char *out = tier_tree_to_json(cfg, false);
+    CHECK(strstr(out, "\"args\":[\"/h/agentcage-egress\",\"--audit-log\",\"/l\",\"--max-denials\",\"7\","
+                      "\"--allow-cidr\",\"127.0.0.0/8\",\"--deep-wildcards\",\"--ask\",\"--ask-timeout\",\"90\","
+                      "\"--approvals-dir\",\"/ap\"]") != NULL);
+    yajl_tree_free(cfg);
+}
+
 TEST(policy_hooks_add_tier3_and_tier1)
 {
     const char *json = "{\"process\":{\"env\":[\"PATH=/bin\",\"HTTP_PROXY=http://evil:1\"]},"
@@ -198,7 +215,7 @@ TEST(policy_hooks_add_tier3_and_tier1)
     cleanup_free char *out = tier_tree_to_json(cfg, false);
     /* the approval gate is the runtime's own: tier 3 adds the proxy only */
     CHECK(strstr(out, "\"createRuntime\":[{\"path\":\"/opt/ac/agentcage-egress\",\"args\":[\"/opt/ac/agentcage-egress\","
-                      "\"--audit-log\",\"/var/log/a.jsonl\"],\"timeout\":10}") != NULL);
+                      "\"--audit-log\",\"/var/log/a.jsonl\",\"--max-denials\",\"0\"],\"timeout\":10}") != NULL);
     CHECK(strstr(out, "agentcage-approve") == NULL);
     CHECK(strstr(out, "{\"path\":\"/usr/bin/own\"}]") != NULL);
     CHECK(strstr(out, "\"poststop\":[{\"path\":\"/opt/ac/agentcage-egress\",\"args\":[\"/opt/ac/agentcage-egress\",\"--stop\"") != NULL);

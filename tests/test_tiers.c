@@ -562,6 +562,50 @@ TEST(tier_refuses_bundle_hooks)
     run_integrity_cases(cases, N_CASES(cases));
 }
 
+/* The egress annotations and the denials limit: within what the operator
+ * allows, at the tiers that have a proxy. */
+TEST(tier_egress_and_denials_within_the_operators)
+{
+    static const struct integrity_case cases[] = {
+        {"ask at tier 2, allowed", "\"2\",\"io.agentcage.egress-ask\":\"true\"", .flags = "egress.ask=true"},
+        {"ask off", "\"2\",\"io.agentcage.egress-ask\":\"false\""},
+        {"ask not allowed", "\"2\",\"io.agentcage.egress-ask\":\"true\"",
+         .want = "tier 2 forbids io.agentcage.egress-ask (the operator does not allow holding requests"},
+        {"ask at tier 1", "\"1\",\"io.agentcage.egress-ask\":\"true\"", .flags = "egress.ask=true",
+         .want = "tier 1 forbids io.agentcage.egress-ask (no egress proxy here"},
+        {"ask yes", "\"3\",\"io.agentcage.egress-ask\":\"yes\"", .want = "expected true or false, got `yes`"},
+        {"a single-star wildcard", "\"2\",\"io.agentcage.egress\":\"*.pypi.org\""},
+        {"a deep wildcard", "\"2\",\"io.agentcage.egress\":\"pypi.org,**.example.com\"",
+         .want = "entry `**.example.com`: `**.` wildcards (any depth) are not allowed here"},
+        {"a deep wildcard, allowed", "\"2\",\"io.agentcage.egress\":\"**.example.com\"",
+         .flags = "egress.deep-wildcards=true"},
+        {"a bad entry", "\"2\",\"io.agentcage.egress\":\"a b\"", .want = "io.agentcage.egress: bad entry `a b`"},
+        {"max-denials within", "\"1\",\"io.agentcage.max-denials\":\"5\""},
+        {"max-denials above", "\"1\",\"io.agentcage.max-denials\":\"21\"",
+         .want = "io.agentcage.max-denials=21: above the operator's max-denials 20"},
+        {"max-denials when the operator never kills", "\"1\",\"io.agentcage.max-denials\":\"500\"",
+         .flags = "max-denials=0"},
+        {"max-denials 0", "\"1\",\"io.agentcage.max-denials\":\"0\"", .want = "expected a positive number, got `0`"},
+    };
+    run_integrity_cases(cases, N_CASES(cases));
+    struct tier_operator op;
+    tier_operator_init(&op);
+    cleanup_error ac_error_t err = NULL;
+    static const char *const bad[][2] = {{"egress.allow-cidr", "10.0.0.1/8"}, {"egress.ask", "1"},
+                                         {"egress.ask-timeout", "0s"}, {"egress.deep-wildcards", "yes"},
+                                         {"max-denials", "-1"}};
+    for (size_t i = 0; i < N_CASES(bad); i++) {
+        if (tier_operator_set(&op, bad[i][0], bad[i][1], &err) != -1)
+            FAIL("%s=%s accepted", bad[i][0], bad[i][1]);
+        else
+            CHECK(strstr(err->msg, bad[i][0]) != NULL);
+        ac_error_free(&err);
+    }
+    CHECK_EQ_INT(tier_operator_set(&op, "egress.allow-cidr", "127.0.0.0/8, ::1/128", &err), 1);
+    CHECK_EQ_INT(tier_operator_set(&op, "egress.ask-timeout", "2m", &err), 1);
+    CHECK_EQ_INT(op.egress_ask_timeout_ms, 120000);
+}
+
 TEST(tier_refuses_host_sysctls)
 {
     static const struct integrity_case cases[] = {

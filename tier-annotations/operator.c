@@ -10,6 +10,7 @@
 #include "runtime/util/helpers.h"
 #include "runtime/util/utils.h"
 #include "tier-annotations/tier_internal.h"
+#include "hooks/egress_parse.h"
 
 void tier_operator_init(struct tier_operator *op)
 {
@@ -20,6 +21,8 @@ void tier_operator_init(struct tier_operator *op)
     op->approvals_dir = "/var/lib/agentcage/approvals";
     op->userns_start = 1000000000u;
     op->userns_size = 1u << 30; /* 16384 containers at once */
+    op->max_denials = 20;
+    op->egress_ask_timeout_ms = 60000;
 }
 
 const char *tier_hooks_dir(const struct tier_operator *op)
@@ -169,10 +172,44 @@ int tier_credentials_next(const char **pos, char name[64], int64_t *ttl_ms, ac_e
     return 1;
 }
 
+static int parse_bool(const char *name, const char *value, bool *out, ac_error_t *err)
+{
+    if (strcmp(value, "true") != 0 && strcmp(value, "false") != 0)
+        return ac_error(err, 0, "%s: expected true or false, got `%s`", name, value);
+    *out = strcmp(value, "true") == 0;
+    return 0;
+}
+
+/* The egress proxy's settings (agentcage.conf only): 1 when name is one. */
+static int set_egress(struct tier_operator *op, const char *name, const char *value, ac_error_t *err)
+{
+    int64_t ms;
+    if (strcmp(name, "egress.allow-cidr") == 0) {
+        struct egress_cidrs c;
+        if (egress_cidrs_parse(value, name, &c, err) < 0)
+            return -1;
+        egress_cidrs_free(&c);
+        op->egress_allow_cidr = value;
+    } else if (strcmp(name, "egress.ask") == 0) {
+        return parse_bool(name, value, &op->egress_ask, err) < 0 ? -1 : 1;
+    } else if (strcmp(name, "egress.deep-wildcards") == 0) {
+        return parse_bool(name, value, &op->egress_deep_wildcards, err) < 0 ? -1 : 1;
+    } else if (strcmp(name, "egress.ask-timeout") == 0) {
+        if (parse_positive(tier_parse_duration, value, &ms) < 0 || ms < 1000 || ms > 3600000)
+            return ac_error(err, 0, "%s: expected a duration from 1s to 1h like 60s, got `%s`", name, value);
+        op->egress_ask_timeout_ms = ms;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 int tier_operator_set(struct tier_operator *op, const char *name, const char *value, ac_error_t *err)
 {
     if (strncmp(name, "credential.", 11) == 0)
         return set_credential(op, name, value, err) < 0 ? -1 : 1;
+    if (strncmp(name, "egress.", 7) == 0)
+        return set_egress(op, name, value, err);
     int64_t n = 0;
     if (strcmp(name, "default-tier") == 0) {
         int t = tier_parse_name(value);
@@ -200,6 +237,11 @@ int tier_operator_set(struct tier_operator *op, const char *name, const char *va
         if (parse_uint64(value, &u) < 0 || u == 0 || u > INT32_MAX)
             return ac_error(err, 0, "--max-pids: expected a positive number, got `%s`", value);
         op->max_pids = (int64_t)u;
+    } else if (strcmp(name, "max-denials") == 0) {
+        uint64_t u;
+        if (parse_uint64(value, &u) < 0 || u > INT32_MAX)
+            return ac_error(err, 0, "max-denials: expected a number (0: never kill), got `%s`", value);
+        op->max_denials = (int64_t)u;
     } else if (strcmp(name, "max-timeout") == 0) {
         if (parse_positive(tier_parse_duration, value, &n) < 0)
             return ac_error(err, 0, "--max-timeout: expected a duration like 30s, 5m or 1h, got `%s`", value);

@@ -63,6 +63,11 @@ struct tier_operator {
     const char *bind_changes;  /* writable binds: copy-back (default), review, or direct (uncapped) */
     struct tier_credential credentials[TIER_MAX_CREDENTIALS];
     size_t n_credentials;
+    int64_t max_denials;       /* denials (seccomp, the egress proxy) before the watchdog kills; 0: never */
+    const char *egress_allow_cidr; /* egress.allow-cidr: addresses the proxy may reach though special */
+    bool egress_ask;           /* egress.ask: io.agentcage.egress-ask may hold requests for the operator */
+    int64_t egress_ask_timeout_ms; /* egress.ask-timeout: how long a held request waits */
+    bool egress_deep_wildcards; /* egress.deep-wildcards: allowlists may have **.suffix entries */
 };
 
 /* The operator's broker for a credential name, or NULL. */
@@ -79,9 +84,10 @@ const char *tier_hooks_dir(const struct tier_operator *op);
 /* A global flag of the runtime (name without "--": "default-tier",
  * "allowed-tiers", "max-memory", "max-cpus", "max-pids", "max-timeout",
  * "max-workspace", "audit-log", "approvals-dir", "helpers-dir", "hooks-dir",
- * "allowed-hooks", "bind-roots", ...). Returns 1 when name is a
- * tier flag and was applied, 0 when it is not a tier flag, -1 on a bad
- * value (err names the flag). */
+ * "allowed-hooks", "bind-roots", ...), or a setting of agentcage.conf only
+ * ("max-denials", "egress.allow-cidr", "egress.ask", "egress.ask-timeout",
+ * "egress.deep-wildcards"). Returns 1 when name is a tier setting and was
+ * applied, 0 when it is not one, -1 on a bad value (err names the setting). */
 int tier_operator_set(struct tier_operator *op, const char *name, const char *value, ac_error_t *err);
 /* Read "name = value" lines (same names as the flags) from path; a missing
  * file is fine, and so is one that cannot be read when skip_unreadable (a

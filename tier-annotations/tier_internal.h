@@ -142,6 +142,8 @@ int tier_map_devices(struct tier_ctx *c, ac_error_t *err);   /* tier_mounts.c */
 int tier_map_process(struct tier_ctx *c, ac_error_t *err);   /* tier_process.c: caps, nnp, env */
 int tier_map_namespaces(struct tier_ctx *c, ac_error_t *err); /* tier_process.c */
 int tier_map_fields(struct tier_ctx *c, ac_error_t *err);     /* tier_fields.c: the accepted fields */
+int tier_map_denials(struct tier_ctx *c, ac_error_t *err);    /* tier_egress.c: io.agentcage.max-denials */
+int tier_map_egress(struct tier_ctx *c, ac_error_t *err);     /* tier_egress.c: the egress annotations */
 int tier_map_hooks(struct tier_ctx *c, ac_error_t *err);      /* tier_hooks.c: the bundle's hooks */
 int tier_map_sysctl(struct tier_ctx *c, ac_error_t *err);     /* tier_process.c */
 int tier_map_credentials(struct tier_ctx *c, ac_error_t *err); /* tier_credentials.c */

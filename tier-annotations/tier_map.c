@@ -320,6 +320,8 @@ int tier_map(yajl_val config, const char *bundle, const struct tier_operator *op
     tier_map_devices(&c, err);
     tier_map_resources(&c, err);
     tier_map_credentials(&c, err);
+    tier_map_denials(&c, err);
+    tier_map_egress(&c, err);
     map_root_and_seccomp(&c, err);
     if (c.refused == 0 && map_network_and_hooks(&c, tier, err) < 0)
         c.refused++;

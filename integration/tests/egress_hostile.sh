@@ -1,17 +1,20 @@
-# The egress proxy against hostile input (issue 23), driven from inside a
-# real tier-2 container: the tier mapping adds the proxy itself, from the
-# operator's hooks dir ($T/hooks: the real agentcage-egress with test
-# names, a pid dir under $T and the denial kill off, so a long stream of
-# refusals does not end the container). Everything is checked from the
-# host: the proxy process stays up and answers the next good request, and
-# each refusal is in the audit log.
+# The egress proxy against hostile input (issues 23 and 18), driven from
+# inside a real tier-2 container: the tier mapping adds the proxy itself,
+# from the operator's hooks dir ($T/hooks: the real agentcage-egress with
+# test names and a pid dir under $T), with the operator's settings in
+# $T/agentcage.conf (the denial kill off, so a long stream of refusals does
+# not end the container, and the host's loopback allowed: the test servers
+# live there). Everything is checked from the host: the proxy process
+# stays up and answers the next good request, and each refusal is in the
+# audit log.
 
 # the audit log in a directory of its own: a tier refuses bind sources that
 # hold or lie in it
 AUDIT="$T/audit/audit.jsonl"
 
-# ert ARGS...: the runtime with this test's root, audit log and hooks dir.
-ert() { "$RUNTIME" --root "$ROOT" --audit-log "$AUDIT" --hooks-dir "$T/hooks" "$@"; }
+# ert ARGS...: the runtime with this test's root, audit log, hooks dir and
+# operator settings (eh_hooks_dir writes them; EH_CONF adds lines).
+ert() { AGENTCAGE_CONF="$T/agentcage.conf" "$RUNTIME" --root "$ROOT" --audit-log "$AUDIT" --hooks-dir "$T/hooks" "$@"; }
 # ein ID ARGS...: exec in the container; output in $OUT, status in $RC.
 ein() { local id="$1"; shift; OUT="$(ert exec "$id" "$@" 2>&1 < /dev/null)"; RC=$?; }
 
@@ -79,9 +82,10 @@ eh_hooks_dir() {
     cat > "$T/hooks/agentcage-egress" <<SH
 #!/bin/sh
 exec "$REPO_DIR/agentcage-egress" --test-resolve allowed.test=127.0.0.1,other.test=127.0.0.1 \\
-    --pid-dir "$T/run" --max-denials 0 --head-timeout 2 --resolv-conf "$T/resolv.conf" "\$@"
+    --pid-dir "$T/run" --head-timeout 2 --resolv-conf "$T/resolv.conf" ${EH_HOOK_ARGS:-} "\$@"
 SH
     chmod 755 "$T/hooks/agentcage-egress"
+    printf 'max-denials = 0\negress.allow-cidr = %s\n%s\n' "${EH_ALLOW_CIDR-127.0.0.0/8}" "${EH_CONF:-}" > "$T/agentcage.conf"
     gcc -static -O2 -Wall -o "$T/xbin/egress-client" "$REPO_DIR/integration/helpers/egress_client.c" ||
         fail "cannot build egress-client"
 }
@@ -135,7 +139,7 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 # eh_good ID WHAT: the proxy is alive and passes an allowed request.
 eh_good() {
     alive "$PROXY" && alive "$WORKER" || fail "$2: the proxy ($PROXY, worker $WORKER) is gone"
-    ein "$1" /xbin/egress-client req "GET http://allowed.test:$HTTP_PORT/ok HTTP/1.1\r\nHost: x\r\n\r\n"
+    ein "$1" /xbin/egress-client req "GET http://allowed.test:$HTTP_PORT/ok HTTP/1.1\r\nHost: allowed.test:$HTTP_PORT\r\n\r\n"
     assert_eq "$OUT" "HTTP/1.0 200 OK" "$2: the next good request"
 }
 
@@ -191,7 +195,7 @@ test_egress_hostile_requests_tier2() {
     eh_upstreams; eh_hooks_dir
     local id; id="$(new_id)"
     eh_start "$id"
-    local good="GET http://allowed.test:$HTTP_PORT/ok HTTP/1.1\r\nHost: x\r\n\r\n"
+    local good="GET http://allowed.test:$HTTP_PORT/ok HTTP/1.1\r\nHost: allowed.test:$HTTP_PORT\r\n\r\n"
 
     # huge heads: over 16 KiB of headers, too many lines, a huge target;
     # smuggling shapes: bare LF, a fold, a NUL
@@ -205,8 +209,10 @@ test_egress_hostile_requests_tier2() {
     eh_refused "$id" "GET $u/ HTTP/1.1\r\nX: a\r\n folded\r\n\r\n" "400 Bad Request" "malformed header line"
     eh_refused "$id" "GET $u/ HTTP/1.1\r\nX: \x00\r\n\r\n" "400 Bad Request" "NUL byte in the request head"
     eh_good "$id" "after huge and malformed heads"
-    # the upstream got Host from the URL, whatever the client sent
+    # the upstream got Host from the URL; a Host naming another host is
+    # refused before anything leaves
     grep -q "^Host: allowed.test:$HTTP_PORT" "$T/ports.heads" || fail "upstream head: $(tail -5 "$T/ports.heads")"
+    eh_refused "$id" "GET $u/ HTTP/1.1\r\nHost: x\r\n\r\n" "403 Forbidden" 'Host header `x` differs from the URL'"'"'s host'
     grep -qi "^Host: x" "$T/ports.heads" && fail "the client's Host reached the upstream"
 
     # slow-loris: a byte every 300 ms gets 408 after the 2 s head timeout,
@@ -256,7 +262,7 @@ test_egress_hostile_requests_tier2() {
     local rss0 rss1 t0 t1 n=10000
     rss0="$(rss_kib "$WORKER")"
     t0=$(date +%s%N)
-    ein "$id" /xbin/egress-client loop "$n" "$good" "GET http://unlisted.test/ HTTP/1.1\r\n\r\n" ""
+    ein "$id" /xbin/egress-client loop "$n" "$good" "GET http://unlisted.test/ HTTP/1.1\r\nHost: unlisted.test\r\n\r\n" ""
     t1=$(date +%s%N)
     rss1="$(rss_kib "$WORKER")"
     local third=$((n / 3))
@@ -303,9 +309,9 @@ test_egress_proxy_unprivileged() {
     assert_eq "$(awk '$1 == "NoNewPrivs:" {print $2}' "$st")" 1 "writer NoNewPrivs"
     # names resolve in the sandbox: hosts (localhost is not listed, so it
     # goes unresolved) and DNS through resolv.conf
-    ein "$id" /xbin/egress-client req "GET http://dns.test:$HTTP_PORT/ HTTP/1.1\r\n\r\n"
-    assert_eq "$OUT" "HTTP/1.1 403 Forbidden" "a name through DNS"
-    eh_audit_has '"host":"dns.test","port":'"$HTTP_PORT"',"reason":"name resolves to a loopback or link-local address"'
+    ein "$id" /xbin/egress-client req "GET http://dns.test:$HTTP_PORT/ HTTP/1.1\r\nHost: dns.test:$HTTP_PORT\r\n\r\n"
+    assert_eq "$OUT" "HTTP/1.0 200 OK" "a name through DNS (to loopback, which the operator allows here)"
+    eh_audit_has '"method":"GET","host":"dns.test","port":'"$HTTP_PORT"',"address":"127.0.0.1"'
     eh_good "$id" "after a DNS lookup"
     eh_stop "$id"
     eh_stop_upstreams

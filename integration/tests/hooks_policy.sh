@@ -77,7 +77,7 @@ tls_get() {
 egress_hook_json() {
     jq -n -c --arg p "$HOOKS_BIN/agentcage-egress" --arg log "$AUDIT" --arg run "$T/run" --arg stop "${1:-}" \
         --arg tr "allowed.test=127.0.0.1,other.test=127.0.0.1,unlisted.test=127.0.0.1" \
-        '{path: $p, args: ([$p, "--audit-log", $log, "--pid-dir", $run, "--test-resolve", $tr]
+        '{path: $p, args: ([$p, "--audit-log", $log, "--pid-dir", $run, "--test-resolve", $tr, "--allow-cidr", "127.0.0.0/8"]
                            + (if $stop != "" then ["--stop"] else [] end)), timeout: 10}'
 }
 
