@@ -17,7 +17,12 @@
  *   hello TARGET SNI CUTS  CONNECT TARGET, then a ClientHello naming SNI in
  *                        handshake records cut at the byte offsets CUTS
  *                        ("40,200"), then half-close: "<CONNECT reply> |
- *                        <first line from upstream> | sent N HASH" */
+ *                        <first line from upstream> | sent N HASH"
+ *   hello2 TARGET SNI1 SNI2  the same with two ClientHellos in the tunnel
+ *                        (a second TLS session in it), uncut
+ *   conv REQ             REQ (any number of requests at once), then every
+ *                        status line and body line of what comes back until
+ *                        the proxy closes or is silent, joined by " | " */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -304,9 +309,64 @@ static size_t client_hello(unsigned char *out, const char *sni)
     return blen + 4;
 }
 
+/* Status lines and body lines of the replies (headers left out). */
+static int cmd_conv(const char *req)
+{
+    size_t len;
+    char *data = unescape(req, &len), all[65536];
+    int fd = dial();
+    send_all(fd, data, len);
+    size_t have = 0;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (have >= sizeof(all) - 1 || poll(&p, 1, 3000) <= 0)
+            break;
+        ssize_t n = read(fd, all + have, sizeof(all) - 1 - have);
+        if (n <= 0)
+            break;
+        have += (size_t)n;
+    }
+    all[have] = '\0';
+    int in_head = 0, first = 1;
+    for (char *line = all; *line;) {
+        size_t l = strcspn(line, "\n");
+        char *next = line + l + (line[l] == '\n');
+        if (l && line[l - 1] == '\r')
+            l--;
+        line[l] = '\0';
+        if (strncmp(line, "HTTP/1.", 7) == 0)
+            in_head = 1;
+        if (strncmp(line, "HTTP/1.", 7) == 0 || (!in_head && l)) {
+            printf("%s%s", first ? "" : " | ", line);
+            first = 0;
+        } else if (in_head && l == 0) {
+            in_head = 0;
+        }
+        line = next;
+    }
+    printf("%s\n", first ? "closed" : "");
+    close(fd);
+    free(data);
+    return 0;
+}
+
+static int cmd_hello_with(const char *target, const char *sni, const char *cuts, const char *sni2);
+
 static int cmd_hello(const char *target, const char *sni, const char *cuts)
 {
-    unsigned char hs[1100], wire[2048];
+    return cmd_hello_with(target, sni, cuts, NULL);
+}
+
+static int cmd_hello2(const char *target, const char *sni1, const char *sni2)
+{
+    return cmd_hello_with(target, sni1, "", sni2);
+}
+
+/* CONNECT target, a ClientHello naming sni in records cut at cuts; with
+ * sni2 a second, whole ClientHello naming it after the first. */
+static int cmd_hello_with(const char *target, const char *sni, const char *cuts, const char *sni2)
+{
+    unsigned char hs[1100], wire[4096];
     size_t hlen = client_hello(hs, sni), wlen = 0, from = 0;
     char cutlist[256];
     snprintf(cutlist, sizeof(cutlist), "%s", cuts);
@@ -325,6 +385,15 @@ static int cmd_hello(const char *target, const char *sni, const char *cuts)
         from = to;
         if (!tok)
             break;
+    }
+    if (sni2) {
+        hlen = client_hello(hs, sni2);
+        wire[wlen++] = 0x16;
+        wire[wlen++] = 3;
+        wire[wlen++] = 1;
+        wlen += put16(wire + wlen, hlen);
+        memcpy(wire + wlen, hs, hlen);
+        wlen += hlen;
     }
     int fd = dial();
     char connect_req[512], line[512], up[512];
@@ -371,6 +440,10 @@ int main(int argc, char **argv)
         return cmd_loop(atol(argv[2]), argc - 3, argv + 3);
     if (argc >= 5 && strcmp(argv[1], "hello") == 0)
         return cmd_hello(argv[2], argv[3], argv[4]);
-    fprintf(stderr, "usage: egress-client req|halfclose|slow|flood|loop|hello ...\n");
+    if (argc >= 5 && strcmp(argv[1], "hello2") == 0)
+        return cmd_hello2(argv[2], argv[3], argv[4]);
+    if (argc >= 3 && strcmp(argv[1], "conv") == 0)
+        return cmd_conv(argv[2]);
+    fprintf(stderr, "usage: egress-client req|halfclose|slow|flood|loop|hello|hello2|conv ...\n");
     return 2;
 }

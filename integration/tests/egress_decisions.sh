@@ -1,0 +1,249 @@
+# The egress proxy decides on what leaves (issue 18): every request of a
+# connection on its own, bodies by their framing, one TLS session per
+# CONNECT, the address a name leads to, wildcards of one label. Driven from
+# inside real tier-2 containers against servers this test starts on
+# loopback, or on addresses it gives the loopback of a network namespace
+# of its own (which the proxy's host side then lives in); never any
+# outside address. Where it makes sense the attack is first shown to work
+# without the protection (straight at the server, or with the operator's
+# exception), then refused through the proxy and audited.
+
+source "$IT_DIR/egress_lib.sh"
+
+# fnv TEXT: the upstreams' FNV-1a of TEXT (printf escapes), in hex.
+fnv() {
+    "$PYTHON3" -c 'import sys
+h = 2166136261
+for x in sys.argv[1].encode().decode("unicode_escape").encode("latin-1"): h = ((h ^ x) * 16777619) & 0xffffffff
+print("%08x" % h)' "$1"
+}
+
+# direct PORT REQUEST: REQUEST (printf escapes) straight to the host's
+# loopback server, bypassing the proxy; the replies' body lines.
+direct() {
+    local out
+    out="$(exec 3<>"/dev/tcp/127.0.0.1/$1" && printf "$2" >&3 && timeout 3 cat <&3)"
+    echo "$out" | tr -d '\r' | grep '^vhost' | tr '\n' '|'
+}
+
+get() { # HOST:PORT PATH [HOST-HEADER]: a request line and head, escaped
+    printf 'GET http://%s%s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' "$1" "$2" "${3:-$1}"
+}
+
+test_egress_every_request_of_a_connection_decided() {
+    eh_upstreams; eh_hooks_dir
+    local id v="allowed.test:$VHOST_PORT" e0; id="$(new_id)"
+    e0="$(fnv '')"
+    eh_start "$id" "other.test:$VHOST_PORT"
+    # keep-alive: two requests, one connection upstream, each audited
+    ein "$id" /xbin/egress-client conv "$(get "$v" /a)$(get "$v" /b)"
+    assert_match "$OUT" "^HTTP/1.1 200 OK \| vhost $v /a body=0:$e0 conn=([0-9]+) \| HTTP/1.1 200 OK \| vhost $v /b body=0:$e0 conn=\1$" "keep-alive"
+    eh_audit_has "\"method\":\"GET\",\"host\":\"allowed.test\",\"port\":$VHOST_PORT,\"address\":\"127.0.0.1\",\"path\":\"/a\""
+    eh_audit_has "\"method\":\"GET\",\"host\":\"allowed.test\",\"port\":$VHOST_PORT,\"address\":\"127.0.0.1\",\"path\":\"/b\""
+    # the second request to another allowed host: its own upstream, its own Host
+    ein "$id" /xbin/egress-client conv "$(get "$v" /a)$(get "other.test:$VHOST_PORT" /c)"
+    assert_match "$OUT" "^HTTP/1.1 200 OK \| vhost $v /a .* \| HTTP/1.1 200 OK \| vhost other.test:$VHOST_PORT /c " "two hosts"
+
+    # a pipelined second request to a host not on the list: refused, in
+    # order, audited, and never at the server
+    ein "$id" /xbin/egress-client conv "$(get "$v" /a)$(get unlisted.test /secret)"
+    assert_match "$OUT" "^HTTP/1.1 200 OK \| vhost $v /a .* \| HTTP/1.1 403 Forbidden \| agentcage egress: unlisted.test:80 refused: host not in allowlist$" "pipelined to an unlisted host"
+    eh_audit_has '"method":"GET","host":"unlisted.test","port":80,"reason":"host not in allowlist"'
+    grep -q /secret "$T/ports.vhost" && fail "the pipelined request reached a server"
+
+    # fronting through Host: the server answers for whatever Host says ...
+    assert_match "$(direct "$VHOST_PORT" 'GET /f HTTP/1.1\r\nHost: fronted.test\r\nConnection: close\r\n\r\n')" \
+        "^vhost fronted.test /f body=0:$e0 conn=[0-9]+\|$" "a virtual-host server, straight"
+    # ... so through the proxy Host must be the URL's, on every request
+    ein "$id" /xbin/egress-client conv "$(get "$v" /a)$(get "$v" /f fronted.test)"
+    assert_match "$OUT" "^HTTP/1.1 200 OK \| vhost $v /a .* \| HTTP/1.1 403 Forbidden \| agentcage egress: allowed.test:$VHOST_PORT refused: Host header .fronted.test. differs from the URL's host$" "fronting on the second request"
+    eh_audit_has '"reason":"Host header `fronted.test` differs from the URL'"'"'s host"'
+    [ "$(grep -c ' /f$' "$T/ports.vhost")" == 1 ] || fail "a fronted request reached the server through the proxy"
+    ein "$id" /xbin/egress-client req "GET http://$v/ HTTP/1.1\r\nHost: $v\r\nHost: fronted.test\r\n\r\n"
+    assert_eq "$OUT" "HTTP/1.1 400 Bad Request" "two Host headers"
+    ein "$id" /xbin/egress-client req "GET http://$v/ HTTP/1.1\r\n\r\n"
+    assert_eq "$OUT" "HTTP/1.1 400 Bad Request" "HTTP/1.1 without Host"
+    eh_good "$id" "after the per-request refusals"
+    eh_stop "$id"
+    eh_stop_upstreams
+}
+
+test_egress_request_smuggling_refused() {
+    eh_upstreams; eh_hooks_dir
+    local id v="allowed.test:$VHOST_PORT"; id="$(new_id)"
+    eh_start "$id"
+    local head="POST http://$v/s HTTP/1.1\r\nHost: $v\r\n" after; after="$(get unlisted.test /smuggled)"
+    # the server reads Content-Length + Transfer-Encoding as chunked, so
+    # what follows the empty chunk is a second request to it
+    assert_match "$(direct "$VHOST_PORT" "POST /s HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")" \
+        '^vhost a /s .*\|vhost a /smuggled ' "the smuggling shape, straight at the server"
+    : > "$T/ports.vhost"
+    local req why
+    for req in "Content-Length: 4\r\nTransfer-Encoding: chunked|both Content-Length and Transfer-Encoding (request smuggling)" \
+               "Transfer-Encoding: chunked\r\nContent-Length: 4|both Content-Length and Transfer-Encoding (request smuggling)" \
+               "Content-Length: 4\r\nContent-Length: 5|more than one Content-Length" \
+               "Content-Length: 4, 4|a Content-Length that is not a decimal number" \
+               "Transfer-Encoding: gzip, chunked|a Transfer-Encoding other than chunked" \
+               "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked|more than one Transfer-Encoding"; do
+        why="${req#*|}"
+        ein "$id" /xbin/egress-client conv "$head${req%%|*}\r\n\r\n0\r\n\r\n$after"
+        assert_eq "$OUT" "HTTP/1.1 400 Bad Request" "$why"
+        eh_audit_has "\"reason\":\"$why\""
+    done
+    [ -s "$T/ports.vhost" ] && fail "a refused request reached the server: $(cat "$T/ports.vhost")"
+    # bodies pass by their framing, and the next request is read where the
+    # body ended: chunked with extensions and trailers, and Content-Length
+    ein "$id" /xbin/egress-client conv "${head}Transfer-Encoding: chunked\r\n\r\n5;x=1\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\n$(get "$v" /after)"
+    assert_match "$OUT" "^HTTP/1.1 200 OK \| vhost $v /s body=11:$(fnv 'hello world') conn=[0-9]+ \| HTTP/1.1 200 OK \| vhost $v /after " "a chunked body"
+    ein "$id" /xbin/egress-client conv "${head}Content-Length: 5\r\n\r\nhello$(get "$v" /after)"
+    assert_match "$OUT" "^HTTP/1.1 200 OK \| vhost $v /s body=5:$(fnv hello) conn=[0-9]+ \| HTTP/1.1 200 OK \| vhost $v /after " "a Content-Length body"
+    # a chunked body with a bare LF: the connection ends there, audited;
+    # what followed it is not read as a request
+    ein "$id" /xbin/egress-client conv "${head}Transfer-Encoding: chunked\r\n\r\n5\nhello\r\n0\r\n\r\n$after"
+    assert_not_contains "$OUT" "403" "a bare LF in a chunk line"
+    eh_audit_has '"reason":"malformed chunked request body"'
+    grep -q /smuggled "$T/ports.vhost" && fail "a request after a malformed body reached the server"
+    eh_good "$id" "after smuggling attempts"
+    eh_stop "$id"
+    eh_stop_upstreams
+}
+
+test_egress_connect_is_one_tls_session() {
+    eh_upstreams; eh_hooks_dir
+    local id; id="$(new_id)"
+    eh_start "$id"
+    # two ClientHellos for the CONNECT host: both pass (the second of a
+    # HelloRetryRequest is one)
+    ein "$id" /xbin/egress-client hello2 "allowed.test:$SINK_PORT" allowed.test allowed.test
+    assert_match "$OUT" '^HTTP/1.1 200 Connection established \| heard ([0-9]+ [0-9a-f]{8}) \| sent \1$' "two hellos for the host"
+    # a second session for another name in the same tunnel: cut before it leaves
+    ein "$id" /xbin/egress-client hello2 "allowed.test:$SINK_PORT" allowed.test other.test
+    assert_match "$OUT" '^HTTP/1.1 200 Connection established \| closed \| sent ' "a second hello naming another host"
+    eh_audit_has '"reason":"TLS SNI `other.test` of a later ClientHello differs from CONNECT host"'
+    local first; first="$(tail -1 "$T/ports.sink" | cut -d' ' -f2)"
+    [ "$first" -lt 800 ] || fail "the sink heard $first bytes: more than the first hello"
+    eh_good "$id" "after a second TLS session"
+    eh_stop "$id"
+    eh_stop_upstreams
+}
+
+# A network namespace of the test's own, standing in for the host's side
+# of the proxy: loopback up, and "public" addresses on it that are the
+# "host's" own. EH_NS runs a command there.
+eh_netns() {
+    NETNS="ac-${TEST_ID}"
+    ip netns add "$NETNS" || fail "ip netns add"
+    trap eh_netns_del EXIT
+    EH_NS=(nsenter "--net=/run/netns/$NETNS")
+    "${EH_NS[@]}" ip link set lo up
+    "${EH_NS[@]}" ip addr add 8.8.8.8/32 dev lo
+    "${EH_NS[@]}" ip addr add 2001:4860::8888/128 dev lo
+}
+eh_netns_del() { ip netns del "$NETNS" 2>/dev/null; return 0; }
+
+# own_upstreams ADDR: the upstream servers bound on ADDR (in the netns);
+# sets OWN_PORT (its vhost) and OWN_PID.
+own_upstreams() {
+    rm -f "$T/own"
+    bg "${EH_NS[@]}" "$PYTHON3" "$T/upstreams.py" "$T/own" "$1"
+    local i
+    for ((i = 0; i < 100; i++)); do [ -s "$T/own" ] && break; sleep 0.05; done
+    [ -s "$T/own" ] || fail "servers on $1 did not start"
+    OWN_PORT="$(awk '{print $3}' "$T/own")"
+    OWN_PID=$BG_PID
+}
+
+test_egress_addresses_a_name_must_not_lead_to() {
+    eh_netns
+    eh_upstreams
+    own_upstreams 8.8.8.8
+    # every special range and the host's own addresses, by name through
+    # the proxy's hosts file
+    local names=(own.test=8.8.8.8 own6.test=2001:4860::8888 loop.test=127.0.0.1 ten.test=10.0.0.1
+                 sixteen.test=172.16.5.4 home.test=192.168.1.1 cgnat.test=100.64.0.1 meta.test=169.254.169.254
+                 zero.test=0.0.0.0 multi.test=224.0.0.1 doc.test=192.0.2.2 v6loop.test=::1 ula.test=fc00::1
+                 aws6.test=fd00:ec2::254 linklocal6.test=fe80::1 mapped10.test=::ffff:10.0.0.1
+                 mapped127.test=::ffff:127.0.0.1 mappedmeta.test=::ffff:169.254.169.254 nat64.test=64:ff9b::a9fe:a9fe
+                 sixto4.test=2002:a00:1::1) n allow=""
+    : > "$T/hosts"
+    for n in "${names[@]}"; do
+        echo "${n#*=} ${n%%=*}" >> "$T/hosts"
+        allow+="${allow:+,}${n%%=*}:$OWN_PORT"
+    done
+    allow+=",nine.test:$OWN_PORT" # resolves once the host has the address
+    EH_HOOK_ARGS="--hosts $T/hosts"
+    # first with the operator's exception for the host's own address and
+    # loopback: an allowed name reaches the host's own service
+    EH_ALLOW_CIDR="8.8.8.8/32,127.0.0.0/8"
+    eh_hooks_dir
+    local id; id="$(new_id)"
+    eh_start "$id" "$allow"
+    ein "$id" /xbin/egress-client req "$(get "own.test:$OWN_PORT" /)"
+    assert_eq "$OUT" "HTTP/1.1 200 OK" "the host's own address, allowed by the operator"
+    eh_stop "$id"
+    # then without it: refused, each with its reason, before any connect
+    EH_ALLOW_CIDR=""
+    eh_hooks_dir
+    id="$(new_id)"
+    eh_start "$id" "$allow"
+    local before; before="$(wc -l < "$T/own.vhost" 2>/dev/null || echo 0)"
+    for n in "${names[@]}"; do
+        ein "$id" /xbin/egress-client req "$(get "${n%%=*}:$OWN_PORT" /)"
+        assert_eq "$OUT" "HTTP/1.1 403 Forbidden" "${n%%=*}"
+        eh_audit_has "\"host\":\"${n%%=*}\",\"port\":$OWN_PORT,\"reason\":\"address ${n#*=} refused: "
+    done
+    eh_audit_has "\"host\":\"own.test\",\"port\":$OWN_PORT,\"reason\":\"address 8.8.8.8 refused: one of the host's own addresses\""
+    eh_audit_has "\"reason\":\"address ::ffff:169.254.169.254 refused: a link-local address (169.254.0.0/16: cloud metadata)\""
+    assert_eq "$(wc -l < "$T/own.vhost" 2>/dev/null || echo 0)" "$before" "requests at the host's own server"
+    # an address the host gets while the proxy runs is its own at once
+    "${EH_NS[@]}" ip addr add 9.9.9.9/32 dev lo
+    sleep 0.3
+    echo "9.9.9.9 nine.test" >> "$T/hosts"
+    # (the hosts file is bound into the proxy's root: an append is seen)
+    ein "$id" /xbin/egress-client req "$(get "nine.test:$OWN_PORT" /)"
+    assert_eq "$OUT" "HTTP/1.1 403 Forbidden" "an address added later"
+    eh_audit_has "\"host\":\"nine.test\",\"port\":$OWN_PORT,\"reason\":\"address 9.9.9.9 refused: one of the host's own addresses\""
+    eh_stop "$id"
+    eh_stop_upstreams
+    kill "$OWN_PID"; wait "$OWN_PID" 2>/dev/null
+    eh_netns_del
+}
+
+test_egress_wildcards_one_label_deep() {
+    eh_upstreams
+    printf '127.0.0.1 a.wild.test\n127.0.0.1 a.b.wild.test\n127.0.0.1 x.y.z.wild.test\n' > "$T/hosts"
+    EH_HOOK_ARGS="--hosts $T/hosts"
+    eh_hooks_dir
+    local id; id="$(new_id)"
+    eh_start "$id" "*.wild.test:$VHOST_PORT"
+    ein "$id" /xbin/egress-client req "$(get "a.wild.test:$VHOST_PORT" /)"
+    assert_eq "$OUT" "HTTP/1.1 200 OK" "one label under *."
+    local h
+    for h in a.b.wild.test x.y.z.wild.test; do
+        ein "$id" /xbin/egress-client req "$(get "$h:$VHOST_PORT" /)"
+        assert_eq "$OUT" "HTTP/1.1 403 Forbidden" "$h under *.wild.test"
+        eh_audit_has "\"host\":\"$h\",\"port\":$VHOST_PORT,\"reason\":\"more than one label under a *. wildcard\""
+    done
+    # names are normalised before they are matched: case and trailing dot
+    ein "$id" /xbin/egress-client req "$(get "A.WILD.test.:$VHOST_PORT" / "a.wild.test:$VHOST_PORT")"
+    assert_eq "$OUT" "HTTP/1.1 200 OK" "a name in another case, with its trailing dot"
+    ein "$id" /xbin/egress-client req "GET http://xn--abc.wild.test:$VHOST_PORT/ HTTP/1.1\r\nHost: xn--abc.wild.test:$VHOST_PORT\r\n\r\n"
+    assert_eq "$OUT" "HTTP/1.1 403 Forbidden" "an xn-- label that is no A-label"
+    eh_stop "$id"
+    # any depth is "**.", which only the operator may allow
+    id="$(new_id)"
+    make_bundle "$id" /bin/sleep 600
+    cfg --arg allow "**.wild.test:$VHOST_PORT" '.annotations = {"io.agentcage.tier": "2", "io.agentcage.egress": $allow}'
+    assert_fails ert create --bundle "$BUNDLE" "$id"
+    assert_contains "$OUT" 'tier 2: annotation io.agentcage.egress: entry `**.wild.test'
+    assert_contains "$OUT" '`**.` wildcards (any depth) are not allowed here (the operator'"'"'s egress.deep-wildcards)'
+    [ -e "$ROOT/$id" ] && fail "a refused create left its state"
+    EH_CONF="egress.deep-wildcards = true"
+    eh_hooks_dir
+    id="$(new_id)"
+    eh_start "$id" "**.wild.test:$VHOST_PORT"
+    ein "$id" /xbin/egress-client req "$(get "x.y.z.wild.test:$VHOST_PORT" /)"
+    assert_eq "$OUT" "HTTP/1.1 200 OK" "any depth under an operator's **."
+    eh_stop "$id"
+    eh_stop_upstreams
+}
