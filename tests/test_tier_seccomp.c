@@ -1,10 +1,15 @@
 /* The tiers' precompiled seccomp filters: they exist, have sane sizes, and
- * a child that loads one gets the answers the tier promises. Needs no root:
- * tier_seccomp_load sets no_new_privs, with which any task may load a
- * filter. */
+ * a child that loads one gets the answers the tier promises. At tiers 1-3
+ * the refusals go to a listener: the test answers them as the watchdog
+ * does (EPERM) and counts them. Needs no root: tier_seccomp_load sets
+ * no_new_privs, with which any task may load a filter. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -22,16 +27,27 @@
 TEST(filters_exist_for_every_tier)
 {
     for (int t = 0; t < 4; t++) {
-        const struct tier_filter *f = &tier_filters[t];
-        CHECK(f->insns != NULL);
-        /* more than a stub, within BPF_MAXINSNS */
-        CHECK(f->len > 100);
-        CHECK(f->len <= BPF_MAXINSNS);
-        /* libseccomp starts by loading the arch (seccomp_data offset 4)
-         * and ends with return instructions */
-        CHECK_EQ_UINT(f->insns[0].code, BPF_LD | BPF_W | BPF_ABS);
-        CHECK_EQ_UINT(f->insns[0].k, 4);
-        CHECK_EQ_UINT(BPF_CLASS(f->insns[f->len - 1].code), BPF_RET);
+        for (int notify = 0; notify < 2; notify++) {
+            const struct sock_filter *insns = notify ? tier_filters[t].notify_insns : tier_filters[t].insns;
+            unsigned len = notify ? tier_filters[t].notify_len : tier_filters[t].len;
+            CHECK(insns != NULL);
+            /* more than a stub, within BPF_MAXINSNS */
+            CHECK(len > 100);
+            CHECK(len <= BPF_MAXINSNS);
+            /* libseccomp starts by loading the arch (seccomp_data offset 4)
+             * and ends with return instructions */
+            CHECK_EQ_UINT(insns[0].code, BPF_LD | BPF_W | BPF_ABS);
+            CHECK_EQ_UINT(insns[0].k, 4);
+            CHECK_EQ_UINT(BPF_CLASS(insns[len - 1].code), BPF_RET);
+            /* the listener variant returns USER_NOTIF where the other ERRNO */
+            bool notif = false, eperm = false;
+            for (unsigned i = 0; i < len; i++)
+                if (insns[i].code == (BPF_RET | BPF_K)) {
+                    notif |= insns[i].k == SECCOMP_RET_USER_NOTIF;
+                    eperm |= insns[i].k == (SECCOMP_RET_ERRNO | EPERM);
+                }
+            CHECK(notify ? notif && !eperm : eperm && !notif);
+        }
     }
     /* tier 0 differs in its socket rules */
     CHECK(tier_filters[0].len != tier_filters[1].len ||
@@ -42,18 +58,42 @@ TEST(filters_exist_for_every_tier)
 enum probe {
     P_GETPID, P_OPENAT, P_WRITE, P_MOUNT, P_KEYCTL, P_BPF, P_PTRACE, P_CLONE3, P_UNSHARE_USER, P_SETNS,
     P_PACKET, P_RAW, P_INET_STREAM, P_INET6_DGRAM, P_UNIX, P_SOCKETPAIR, P_PERSONALITY32, P_PERSONALITY_QUERY,
-    P_IO_URING, P_USERFAULTFD, P_FORK, P_THREAD, P_I386, P_COUNT
+    P_IO_URING, P_USERFAULTFD, P_LISTENER, P_OWN_FILTER, P_FORK, P_THREAD, P_I386, P_COUNT
 };
+
+/* the refusals among the probes (those the listener answers) */
+#define REFUSED_PROBES 12
 
 static void *thread_fn(void *arg) { return arg; }
 
 static long probe_result(long r) { return r < 0 ? -errno : 0; }
 
-static void run_probes(int tier, volatile long *out)
+static void run_probes(int tier, volatile long *out, int to_parent)
 {
     ac_error_t err = NULL;
-    if (tier_seccomp_load(tier, &err) < 0)
+    int notify;
+    if (tier_seccomp_load(tier, &notify, &err) < 0)
         _exit(3);
+    if ((notify >= 0) != (tier >= 1))
+        _exit(4);
+    /* the listener to the parent, which answers as the watchdog does */
+    char c = 'n';
+    struct iovec iov = {.iov_base = &c, .iov_len = 1};
+    char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (notify >= 0) {
+        mh.msg_control = cbuf;
+        mh.msg_controllen = sizeof(cbuf);
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &notify, sizeof(int));
+    }
+    if (sendmsg(to_parent, &mh, 0) != 1)
+        _exit(5);
+    if (notify >= 0)
+        close(notify);
     out[P_GETPID] = probe_result(syscall(SYS_getpid));
     int fd = openat(AT_FDCWD, "/dev/null", O_WRONLY | O_CLOEXEC);
     out[P_OPENAT] = probe_result(fd);
@@ -76,6 +116,12 @@ static void run_probes(int tier, volatile long *out)
     out[P_PERSONALITY_QUERY] = probe_result(syscall(SYS_personality, 0xffffffffUL));
     out[P_IO_URING] = probe_result(syscall(SYS_io_uring_setup, 1, NULL));
     out[P_USERFAULTFD] = probe_result(syscall(SYS_userfaultfd, 0));
+    /* a filter of its own: yes, but none with a listener of its own (it
+     * would be asked first for what both refuse) */
+    struct sock_filter allow_all = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog own = {.len = 1, .filter = &allow_all};
+    out[P_LISTENER] = probe_result(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &own));
+    out[P_OWN_FILTER] = probe_result(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &own));
     pid_t pid = fork();
     if (pid == 0)
         _exit(7);
@@ -97,17 +143,53 @@ static void run_probes(int tier, volatile long *out)
     _exit(0);
 }
 
-/* Run the probes in a child under tier's filter; results in out. */
-static int probe_tier(int tier, long *out)
+/* Answer the child's refusals through the listener until it is gone:
+ * EPERM, as the watchdog does; how many. */
+static long answer_refusals(int notify, pid_t child)
+{
+    int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+    long n = 0;
+    for (;;) {
+        struct pollfd p[2] = {{.fd = notify, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+        if (poll(p, 2, 10000) <= 0 || (p[1].revents & POLLIN && !(p[0].revents & POLLIN)))
+            break;
+        struct seccomp_notif req;
+        memset(&req, 0, sizeof(req));
+        if (ioctl(notify, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+            continue;
+        struct seccomp_notif_resp resp = {.id = req.id, .error = -EPERM};
+        if (ioctl(notify, SECCOMP_IOCTL_NOTIF_SEND, &resp) == 0)
+            n++;
+    }
+    close(pidfd);
+    return n;
+}
+
+/* Run the probes in a child under tier's filter; results in out, the
+ * refusals the listener answered in *answered. */
+static int probe_tier(int tier, long *out, long *answered)
 {
     volatile long *shared = mmap(NULL, P_COUNT * sizeof(long), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (shared == MAP_FAILED)
+    int sv[2];
+    if (shared == MAP_FAILED || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
         return -1;
     for (int i = 0; i < P_COUNT; i++)
         shared[i] = 12345;
     pid_t pid = fork();
     if (pid == 0)
-        run_probes(tier, shared);
+        run_probes(tier, shared, sv[1]);
+    close(sv[1]);
+    char c;
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {.iov_base = &c, .iov_len = 1};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+    int notify = -1;
+    if (recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC) == 1 && CMSG_FIRSTHDR(&mh))
+        memcpy(&notify, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(int));
+    close(sv[0]);
+    *answered = notify >= 0 ? answer_refusals(notify, pid) : 0;
+    if (notify >= 0)
+        close(notify);
     int status = 0;
     waitpid(pid, &status, 0);
     for (int i = 0; i < P_COUNT; i++)
@@ -136,6 +218,8 @@ static void check_common(const long *r)
     CHECK_EQ_INT(r[P_PERSONALITY_QUERY], 0);
     CHECK_EQ_INT(r[P_IO_URING], -EPERM);
     CHECK_EQ_INT(r[P_USERFAULTFD], -EPERM);
+    CHECK_EQ_INT(r[P_LISTENER], -EPERM);
+    CHECK_EQ_INT(r[P_OWN_FILTER], 0);
     CHECK_EQ_INT(r[P_FORK], 0);
     CHECK_EQ_INT(r[P_THREAD], 0);
     CHECK_EQ_INT(r[P_I386], SIGSYS);
@@ -143,20 +227,23 @@ static void check_common(const long *r)
 
 TEST(tier0_filter_refuses_ip_sockets)
 {
-    long r[P_COUNT];
-    REQUIRE(probe_tier(0, r) == 0);
+    long r[P_COUNT], answered;
+    REQUIRE(probe_tier(0, r, &answered) == 0);
     check_common(r);
     CHECK_EQ_INT(r[P_INET_STREAM], -EPERM);
     CHECK_EQ_INT(r[P_INET6_DGRAM], -EPERM);
+    CHECK_EQ_INT(answered, 0);
 }
 
 TEST(tier1_to_3_filters_allow_ip_but_not_raw)
 {
     for (int t = 1; t < 4; t++) {
-        long r[P_COUNT];
-        REQUIRE(probe_tier(t, r) == 0);
+        long r[P_COUNT], answered;
+        REQUIRE(probe_tier(t, r, &answered) == 0);
         check_common(r);
         CHECK_EQ_INT(r[P_INET_STREAM], 0);
         CHECK_EQ_INT(r[P_INET6_DGRAM], 0);
+        /* every refusal went through the listener, and only refusals */
+        CHECK_EQ_INT(answered, REFUSED_PROBES);
     }
 }
