@@ -247,3 +247,31 @@ test_egress_wildcards_one_label_deep() {
     eh_stop "$id"
     eh_stop_upstreams
 }
+
+# The proxy's refusals and the seccomp filter's count in one counter: two
+# refused syscalls and two refused requests reach a limit of 4, and the
+# proxy kills. The container's end says so, with the bytes that went
+# through the proxy.
+test_egress_and_seccomp_denials_share_one_counter() {
+    eh_upstreams
+    EH_CONF="max-denials = 10"
+    eh_hooks_dir
+    local id; id="$(new_id)"
+    eh_start "$id" "" '{"io.agentcage.max-denials": "4"}'
+    eh_good "$id" "a request that passes"
+    ein "$id" /bin/sh -c '/bin/probe syscall mount /tmp; /bin/probe syscall keyctl' 2>/dev/null
+    ein "$id" /xbin/egress-client req "$(get unlisted.test /)"
+    assert_eq "$OUT" "HTTP/1.1 403 Forbidden" "the third denial"
+    ein "$id" /xbin/egress-client req "$(get unlisted.test /again)"
+    wait_status "$id" stopped 5
+    eh_audit_has "\"event\":\"denial-kill\",\"id\":\"$id\",\"denials\":4,\"limit\":4,\"source\":\"egress\",\"result\":\"killed\""
+    eh_stop "$id"
+    local r; r="$(grep -F "\"event\":\"container-exited\",\"id\":\"$id\"" "$AUDIT")"
+    assert_contains "$r" '"cause":"denial-kill","signal":"KILL"'
+    assert_contains "$r" '"denials":4,"seccompDenials":2,"egressDenials":2,"egressBytesOut":'
+    local out in
+    out="$(echo "$r" | grep -o '"egressBytesOut":[0-9]*' | cut -d: -f2)"
+    in="$(echo "$r" | grep -o '"egressBytesIn":[0-9]*' | cut -d: -f2)"
+    [ "$out" -ge 40 ] && [ "$in" -ge 49 ] || fail "bytes through the proxy: out $out, in $in"
+    eh_stop_upstreams
+}

@@ -292,7 +292,11 @@ test_forbidden_syscalls() {
     for c in umount ptrace perf_event_open userfaultfd keyctl add_key request_key unshare-user io_uring_setup personality; do
         assert_not_contains "$(echo "$OUT" | grep "^$c=")" EPERM "plain, default caps: $c"
     done
-    # ... and at every tier each one is refused by the tier's seccomp filter
+    # ... and at every tier each one is refused by the tier's seccomp filter;
+    # from tier 1 each refusal is counted (here never a reason to kill: the
+    # operator's max-denials is 0)
+    export AGENTCAGE_CONF="$T/agentcage.conf"
+    echo "max-denials = 0" > "$AGENTCAGE_CONF"
     local t line
     for t in 0 1 2 3; do
         attack $t /bin/sh -c "$script"
@@ -300,6 +304,10 @@ test_forbidden_syscalls() {
         while read -r line; do
             assert_eq "${line#*=}" EPERM "tier $t: ${line%%=*}"
         done <<< "$OUT"
+        local want=22
+        [ $t == 0 ] && want=0
+        grep -F "\"event\":\"container-exited\",\"id\":\"$CID\"" "$T/state/audit.jsonl" | grep -qF "\"seccompDenials\":$want," ||
+            fail "tier $t: $want refusals counted: $(grep -F "\"id\":\"$CID\"" "$T/state/audit.jsonl" | tail -1)"
     done
     return 0
 }

@@ -76,6 +76,25 @@ int container_create(const struct global_opts *g, const char *id, const struct c
  * write it is a warning, never the caller's failure. members are JSON
  * object members (`"a":1,"b":"x"`) or NULL. */
 void container_audit(const struct global_opts *g, const char *event, const char *id, const char *members);
+
+/* A tiered container's denials counter, ROOT/ID/denials (denials.c; the
+ * layout is runtime/linux/denials.h): made by create with the limit (0:
+ * never kill), opened for the watchdog (an fd or -1), read by delete. */
+/* A tiered container's end in the audit trail (exit_record.c): its
+ * timeout-kill or the watchdog's denial-kill, then container-exited with
+ * its exit status or signal, why it ended, wall time, OOM kills, peak
+ * memory, denials and bytes through the egress proxy. Before the cgroup
+ * goes; after the watchdog has ended. */
+void container_audit_end(const struct global_opts *g, const struct container_state *st, bool killed_by_delete);
+
+/* the watchdog's socket for exec's listeners, in the state dir */
+#define WATCHDOG_SOCKET "watchdog.sock"
+struct denials_counter;
+struct denials_bytes;
+char *denials_file_path(const char *state_dir);
+int denials_file_create(const char *state_dir, uint32_t limit, ac_error_t *err);
+int denials_file_open(const char *state_dir);
+bool denials_file_read(const char *state_dir, struct denials_counter *c, struct denials_bytes *b);
 /* The state JSON a hook of kind gets on stdin. malloc'd. */
 char *container_hook_state(const struct container_state *st, enum container_status status);
 int container_start(const struct global_opts *g, const char *id, ac_error_t *err);

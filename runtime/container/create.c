@@ -50,6 +50,8 @@ struct create_ctx {
     gid_t root_gid;
     bool credentials_issued;
     bool overlays;    /* bind overlays may exist under the state directory */
+    int notify_fd;    /* the tier filter's listener in the init (its fd number), 0: none */
+    char *denials_env; /* AGENTCAGE_DENIALS=... for the hooks */
 };
 
 static void rollback(struct create_ctx *c)
@@ -180,8 +182,12 @@ static int supervise_setup(struct create_ctx *c, int sync_fd, const struct oci_s
                 return -1;
             break;
         }
-        case SYNC_READY:
+        case SYNC_READY: {
+            /* the payload: the fd number of the tier filter's listener */
+            uint64_t fd;
+            c->notify_fd = data && *data && parse_uint64(data, &fd) == 0 && fd > 2 && fd < INT32_MAX ? (int)fd : 0;
             return 0;
+        }
         case SYNC_ERROR:
             return ac_error(err, 0, "%s", data ? data : "container init failed");
         case SYNC_EOF: {
@@ -818,6 +824,21 @@ int container_create(const struct global_opts *g, const char *id, const struct c
 
     if (tier != TIER_NONE && project_watch_start(c.state_dir, spec, err) < 0)
         goto out;
+    /* A tier's denials counter, which the watchdog and the egress proxy
+     * count in (its path in the hooks' environment). */
+    if (tier != TIER_NONE) {
+        uint64_t limit = 0;
+        const char *max = spec_annotation(spec, "io.agentcage.max-denials");
+        if (max && (parse_uint64(max, &limit) < 0 || limit > INT32_MAX)) {
+            ac_error(err, 0, "tier %d: annotations.io.agentcage.max-denials: expected a number, got `%s`", tier, max);
+            goto out;
+        }
+        if (denials_file_create(c.state_dir, (uint32_t)limit, err) < 0)
+            goto out;
+        cleanup_free char *path = denials_file_path(c.state_dir);
+        c.denials_env = xasprintf("AGENTCAGE_DENIALS=%s", path);
+        hooks_set_extra_env(c.denials_env);
+    }
 
     /* 3. The cgroup (rootless: by default below our own, delegated one). */
     if (use_cgroup) {
@@ -1034,6 +1055,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     }
     if (supervise_setup(&c, sync_fds[0], spec, &st, err) < 0)
         goto out;
+    st.notify_fd = c.notify_fd;
 
     /* 9. Record it (a tiered pod's sandbox: with its cage network
      * namespace, which the pod's containers may then join). */
@@ -1096,6 +1118,8 @@ out:
     free(st.created);
     free(c.state_dir);
     free(c.cgroup_path);
+    hooks_set_extra_env(NULL);
+    free(c.denials_env);
     close_idmap_fds(idmap_fds, spec->n_mounts);
     credentials_forget(secrets, n_secrets);
     ns_plan_close(&plan);

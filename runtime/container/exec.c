@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -133,6 +134,17 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
         goto fail;
     if (c->console_fd >= 0)
         close(c->console_fd);
+    /* a tier's filter now, and its listener to the watchdog (through the
+     * runtime) before anything of the process runs */
+    if (tier_seccomp_now(&ps, &err) < 0)
+        goto fail;
+    if (ps.tier_loaded && ps.notify_fd >= 0) {
+        enum sync_type reply;
+        if (sync_send(c->sync_fd, SYNC_TIER_NOTIFY_FD, NULL, 0) < 0 || send_fd(c->sync_fd, ps.notify_fd, "n") < 0 ||
+            sync_recv(c->sync_fd, &reply, NULL, NULL) < 0 || reply != SYNC_SECCOMP_DONE)
+            _exit(1);
+        close(ps.notify_fd);
+    }
     prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
     process_exec(c->process, &ps, &err);
 fail:;
@@ -167,6 +179,29 @@ static bool same_namespace(pid_t pid, const char *name)
     if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
         return stat(a, &sa) < 0; /* a kind the kernel lacks counts as shared */
     return sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
+/* The exec'd process's tier listener (SCM_RIGHTS on sync_fd) to the
+ * container's watchdog, on its socket in the state dir; the watchdog's
+ * byte back says it holds it. Without it the process's refusals would go
+ * unanswered: the exec fails instead. */
+static int watchdog_take_listener(const struct global_opts *g, const char *id, int sync_fd, ac_error_t *err)
+{
+    cleanup_close int fd = recv_fd(sync_fd);
+    if (fd < 0)
+        return ac_error(err, errno, "exec: receive the process's seccomp listener");
+    cleanup_free char *dir = state_dir_path(g, id);
+    cleanup_close int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dirfd, WATCHDOG_SOCKET);
+    cleanup_close int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct timeval tv = {.tv_sec = 5};
+    char ack = 0;
+    if (dirfd < 0 || sock < 0 || setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+        connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0 || send_fd(sock, fd, "n") < 0 ||
+        read(sock, &ack, 1) != 1 || ack != 'A')
+        return ac_error(err, errno, "exec: the container's watchdog does not take the process's seccomp listener");
+    return sync_send(sync_fd, SYNC_SECCOMP_DONE, NULL, 0) < 0 ? ac_error(err, errno, "exec: sync") : 0;
 }
 
 int container_exec(const struct global_opts *g, struct container_state *st, enum container_status status,
@@ -282,10 +317,14 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
     }
     enum sync_type t;
     int r = sync_recv(sync_fds[0], &t, &msg, NULL);
-    if (r == 0 && t == SYNC_SECCOMP_FD) {
-        cleanup_free char *state = state_oci_json(st, status, false);
-        if (seccomp_listener_forward(sync_fds[0], c.seccomp, state, err) < 0)
+    while (r == 0 && (t == SYNC_SECCOMP_FD || t == SYNC_TIER_NOTIFY_FD)) {
+        if (t == SYNC_SECCOMP_FD) {
+            cleanup_free char *state = state_oci_json(st, status, false);
+            if (seccomp_listener_forward(sync_fds[0], c.seccomp, state, err) < 0)
+                goto out_kill;
+        } else if (watchdog_take_listener(g, id, sync_fds[0], err) < 0) {
             goto out_kill;
+        }
         free(msg);
         msg = NULL;
         r = sync_recv(sync_fds[0], &t, &msg, NULL);

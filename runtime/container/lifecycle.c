@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,8 +81,11 @@ static int termination_message_fd(const struct global_opts *g, const struct cont
 
 /* Start the tier's watchdog for st's init, in its own session, with fd 3
  * the init's pidfd, fd 4 the state dir, fd 5 the termination message file
- * if the engine gave one, stdio on /dev/null and nothing else,
- * and record its pid and start time in st. posix_spawn (a vfork underneath)
+ * if the engine gave one, fd 6 the denials counter, fd 7 the listener of
+ * the init's tier seccomp filter (taken from the init, which waits for us
+ * on the exec fifo, with pidfd_getfd), fd 8 the socket on which exec hands
+ * over its processes' listeners; stdio on /dev/null and nothing else, and
+ * record its pid and start time in st. posix_spawn (a vfork underneath)
  * returns once the watchdog has exec'd, or with the exec's error: no copy
  * of the runtime, no report pipe. Once we exit, it is reparented like any
  * orphan (to the engine's subreaper, or init). */
@@ -116,6 +121,39 @@ static int expirer_spawn(const struct global_opts *g, const struct container_sta
     return r ? ac_error(err, r, "credentials: start the expirer") : 0;
 }
 
+/* The socket exec hands listeners over on: DIR/watchdog.sock (0600),
+ * reached through the state dir's fd, so its path can be of any length. */
+static int exec_socket_listen(int dirfd, ac_error_t *err)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dirfd, WATCHDOG_SOCKET);
+    unlinkat(dirfd, WATCHDOG_SOCKET, 0);
+    cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        fchmodat(dirfd, WATCHDOG_SOCKET, 0600, 0) < 0 || listen(fd, 8) < 0)
+        return ac_error(err, errno, "watchdog: the exec socket");
+    return ac_steal_fd(&fd);
+}
+
+/* The init's listener, taken with pidfd_getfd (the init is blocked on the
+ * exec fifo, and its copy is close-on-exec): -1 when it has none. */
+static int take_init_listener(int pidfd, const struct container_state *st, ac_error_t *err)
+{
+    if (st->notify_fd <= 0)
+        return -1;
+    int fd = (int)syscall(SYS_pidfd_getfd, pidfd, st->notify_fd, 0);
+    if (fd < 0)
+        return ac_error(err, errno, "tier %d: watchdog: take the seccomp listener of the init", st->tier);
+    char link[64], target[64] = "";
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    if (readlink(link, target, sizeof(target) - 1) < 0 || strcmp(target, "anon_inode:seccomp notify") != 0) {
+        close(fd);
+        return ac_error(err, 0, "tier %d: watchdog: fd %d of the init is no seccomp listener", st->tier,
+                        st->notify_fd);
+    }
+    return fd;
+}
+
 static int watchdog_spawn(const struct global_opts *g, struct container_state *st, ac_error_t *err)
 {
     cleanup_free char *path = helper_path(g->tier.helpers_dir, "agentcage-watchdog");
@@ -127,11 +165,19 @@ static int watchdog_spawn(const struct global_opts *g, struct container_state *s
     cleanup_close int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0)
         return ac_error(err, errno, "tier %d: watchdog: open `%s`", st->tier, dir);
-    /* above 3 and 4, so the dup2s below never meet their own target */
-    cleanup_close int p = fcntl(pidfd, F_DUPFD_CLOEXEC, 10);
-    cleanup_close int d = fcntl(dirfd, F_DUPFD_CLOEXEC, 10);
+    cleanup_close int listener = take_init_listener(pidfd, st, err);
+    if (listener < 0 && *err)
+        return -1;
+    cleanup_close int sock = exec_socket_listen(dirfd, err);
+    if (sock < 0)
+        return -1;
+    cleanup_close int denials = denials_file_open(dir);
     cleanup_close int message = termination_message_fd(g, st);
-    cleanup_close int mfd = message >= 0 ? fcntl(message, F_DUPFD_CLOEXEC, 10) : -1;
+    /* fd 3 ... 8 in the watchdog, each dup'd above them first, so the dup2s
+     * below never meet their own target */
+    int want[6] = {pidfd, dirfd, message, denials, listener, sock}, high[6];
+    for (int i = 0; i < 6; i++)
+        high[i] = want[i] >= 0 ? fcntl(want[i], F_DUPFD_CLOEXEC, 10) : -1;
     char ms[24];
     snprintf(ms, sizeof(ms), "%lld", st->timeout_ms);
     char *const argv[] = {path, ms, st->id, NULL};
@@ -146,16 +192,18 @@ static int watchdog_spawn(const struct global_opts *g, struct container_state *s
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
     for (int i = 0; i < 3; i++)
         posix_spawn_file_actions_addopen(&fa, i, "/dev/null", O_RDWR, 0);
-    posix_spawn_file_actions_adddup2(&fa, p, 3);
-    posix_spawn_file_actions_adddup2(&fa, d, 4);
-    if (mfd >= 0)
-        posix_spawn_file_actions_adddup2(&fa, mfd, 5);
-    posix_spawn_file_actions_addclosefrom_np(&fa, mfd >= 0 ? 6 : 5);
+    for (int i = 0; i < 6; i++)
+        if (high[i] >= 0)
+            posix_spawn_file_actions_adddup2(&fa, high[i], 3 + i);
+    posix_spawn_file_actions_addclosefrom_np(&fa, 9);
     posix_spawn_file_actions_addchdir_np(&fa, "/");
     pid_t wd = -1;
-    int r = (p < 0 || d < 0) ? errno : posix_spawn(&wd, path, &fa, &attr, argv, empty_env);
+    int r = (high[0] < 0 || high[1] < 0) ? errno : posix_spawn(&wd, path, &fa, &attr, argv, empty_env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
+    for (int i = 0; i < 6; i++)
+        if (high[i] >= 0)
+            close(high[i]);
     if (r != 0)
         return ac_error(err, r, "tier %d: watchdog: start `%s`", st->tier, path);
     st->watchdog_pid = wd;
@@ -163,9 +211,12 @@ static int watchdog_spawn(const struct global_opts *g, struct container_state *s
     return 0;
 }
 
-/* Stop a container's watchdog if it still runs (a pidfd makes the kill
+/* The watchdog of a container whose init is gone ends by itself once the
+ * init's parent has reaped it (it writes the exit status then): wait for
+ * that a while, then stop it if it still runs (a pidfd makes the kill
  * race-free against pid reuse) and wait until it is gone, so it cannot
  * write into a state dir being removed. */
+#define WATCHDOG_FINISH_MS 2500
 static void watchdog_stop(const struct container_state *st)
 {
     if (st->watchdog_pid <= 0 || st->watchdog_start == 0)
@@ -173,35 +224,13 @@ static void watchdog_stop(const struct container_state *st)
     int pidfd = (int)syscall(SYS_pidfd_open, st->watchdog_pid, 0);
     if (pidfd < 0)
         return;
-    if (process_start_time(st->watchdog_pid) == st->watchdog_start &&
+    struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+    if (process_start_time(st->watchdog_pid) == st->watchdog_start && poll(&pfd, 1, WATCHDOG_FINISH_MS) == 0 &&
         syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) == 0) {
-        struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
         while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
             ;
     }
     close(pidfd);
-}
-
-/* The watchdog killed the container: it left the marker `timeout`
- * ({"timeoutMs":N,"killedAt":"..."}); record it in the audit log, which
- * only the audit writer appends to (its lines are hash-chained). */
-static void audit_timeout(const struct global_opts *g, const struct container_state *st)
-{
-    cleanup_free char *path = xasprintf("%s/%s/timeout", g->root, st->id);
-    cleanup_free char *marker = NULL;
-    size_t len = 0;
-    ac_error_t e = NULL;
-    if (read_all_file(path, &marker, &len, &e) < 0) {
-        ac_error_free(&e);
-        return;
-    }
-    while (len && (marker[len - 1] == '\n' || marker[len - 1] == '}'))
-        marker[--len] = '\0';
-    if (marker[0] != '{')
-        return;
-    cleanup_free char *members = xasprintf("\"tier\":%d,%s", st->tier, marker + 1);
-    ac_warn("container `%s` was killed by its tier %d timeout (%lld ms)", st->id, st->tier, st->timeout_ms);
-    container_audit(g, "timeout-kill", st->id, members);
 }
 
 int container_start(const struct global_opts *g, const char *id, ac_error_t *err)
@@ -214,9 +243,9 @@ int container_start(const struct global_opts *g, const char *id, ac_error_t *err
     if (status != STATUS_CREATED)
         return ac_error(err, 0, "cannot start container `%s`: it is %s, not created", id,
                         container_status_names[status]);
-    /* A tier's wall-clock limit runs from start: its watchdog first, so no
-     * workload outruns it. */
-    if (st->tier >= 0 && st->timeout_ms > 0) {
+    /* A tier's wall-clock limit runs from start, and its refused syscalls
+     * go to the watchdog: the watchdog first, so no workload outruns it. */
+    if (st->tier >= 0) {
         if (watchdog_spawn(g, st, err) < 0 || state_save(g, st, err) < 0)
             return -1;
     }
@@ -328,15 +357,10 @@ int container_delete(const struct global_opts *g, const char *id, bool force, ac
             ac_error_free(&ignore);
     }
     if (st->tier >= 0) {
-        watchdog_stop(st);
-        audit_timeout(g, st);
-    }
-    if (st->tier != TIER_NONE) {
         /* The exit status belongs to the process's parent (the engine's
-         * shim); what the runtime knows is whether it had to kill. */
-        cleanup_free char *members = xasprintf("\"tier\":%d,\"killedByDelete\":%s", st->tier,
-                                               status != STATUS_STOPPED ? "true" : "false");
-        container_audit(g, "container-exited", id, members);
+         * shim); the watchdog reads it through its pidfd once reaped. */
+        watchdog_stop(st);
+        container_audit_end(g, st, status != STATUS_STOPPED);
     }
     run_hooks_warn(g, st, HOOK_POSTSTOP, STATUS_STOPPED);
     if (st->cgroup_path[0] && cgroup_destroy(st->cgroup_path, err) < 0)

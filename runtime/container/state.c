@@ -170,6 +170,10 @@ int state_save(const struct global_opts *g, const struct container_state *st, ac
             gen_str(gen, "podNetns");
             gen_str(gen, buf);
         }
+        if (st->notify_fd > 0) {
+            gen_str(gen, "tierNotifyFd");
+            yajl_gen_integer(gen, st->notify_fd);
+        }
         if (st->watchdog_pid > 0) {
             gen_str(gen, "watchdogPid");
             yajl_gen_integer(gen, st->watchdog_pid);
@@ -257,6 +261,7 @@ int state_load(const struct global_opts *g, const char *id, struct container_sta
     st->timeout_ms = tree_int(root, "timeoutMs");
     st->hooks_mask = (unsigned)tree_int(root, "hooks");
     st->creating = tree_bool(root, "creating");
+    st->notify_fd = (int)tree_int(root, "tierNotifyFd");
     st->watchdog_pid = (pid_t)tree_int(root, "watchdogPid");
     st->watchdog_start = (unsigned long long)tree_int(root, "watchdogStart");
     const char *spath[] = {"usernsSlice", NULL};

@@ -34,6 +34,8 @@ struct container_state {
     long long timeout_ms;  /* the tier's wall-clock limit, 0 = none */
     unsigned hooks_mask;   /* bit k: config.json has hooks of kind k (start and delete
                               read the config only when they have some to run) */
+    int notify_fd;         /* the fd number of the tier seccomp filter's listener in the init, which start
+                              hands to the watchdog (pidfd_getfd) before the init runs the process; 0 = none */
     pid_t watchdog_pid;    /* the tier's watchdog, started by start; 0 = none */
     unsigned long long watchdog_start; /* its /proc/PID/stat starttime */
     int userns_slice;      /* a tier's slice of host ids (userns.c), -1: none */

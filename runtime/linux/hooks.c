@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/wait.h>
@@ -11,6 +12,10 @@
 
 #include "runtime/linux/hooks.h"
 #include "runtime/util/utils.h"
+
+static const char *extra_env;
+
+void hooks_set_extra_env(const char *entry) { extra_env = entry; }
 
 /* Below 3 means it sits where a standard fd belongs: move it up. */
 static int above_stdio(int fd)
@@ -46,7 +51,19 @@ exec_hook(const struct oci_hook *hook, int stdin_r, int err_w, int out_w)
     /* err_w must survive until execve succeeds: mark, don't close */
     if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
         goto fail;
-    execve(hook->path, hook->args ? hook->args : default_args, hook->env ? hook->env : empty_env);
+    char **env = hook->env ? hook->env : empty_env;
+    if (extra_env) {
+        size_t n = 0;
+        while (env[n])
+            n++;
+        char **with = calloc(n + 2, sizeof(char *)); /* the forked child's own copy */
+        if (!with)
+            goto fail;
+        memcpy(with, env, n * sizeof(char *));
+        with[n] = (char *)extra_env;
+        env = with;
+    }
+    execve(hook->path, hook->args ? hook->args : default_args, env);
 fail:;
     int e = errno;
     if (write(err_w, &e, sizeof(e)) < 0) {

@@ -9,8 +9,8 @@
  *   user namespace, Landlock) ->
  *   terminal -> cwd, rlimits, scheduling, labels -> executable lookup ->
  *   seccomp (early only without no_new_privs) -> user and capabilities ->
- *   no_new_privs -> ready -> wait for start -> startContainer hooks ->
- *   seccomp -> (tier: the tier's seccomp filter) -> execve. */
+ *   no_new_privs -> (tier: the tier's seccomp filter) -> ready -> wait for
+ *   start -> startContainer hooks -> seccomp -> execve. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -267,10 +267,21 @@ void init_main(const struct init_config *c)
     if (c->console_fd >= 0)
         close(c->console_fd);
 
-    /* 13. Ready: the runtime records us and returns from create. We no
-     * longer die with it: the engine's shim is our parent from now on. */
+    /* 12b. A tier's seccomp filter, now: at tiers 1-3 its refusals go to
+     * a listener, whose fd (close-on-exec) `start` takes from us and hands
+     * to the watchdog before the process runs; what we still do from here
+     * is allowed at every tier. */
+    if (tier_seccomp_now(&ps, &err) < 0)
+        init_fail(c->sync_fd, &err);
+
+    /* 13. Ready: the runtime records us (and the listener's fd number) and
+     * returns from create. We no longer die with it: the engine's shim is
+     * our parent from now on. */
     prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-    if (sync_send(c->sync_fd, SYNC_READY, NULL, 0) < 0)
+    char notify[16] = "";
+    if (ps.tier_loaded && ps.notify_fd >= 0)
+        snprintf(notify, sizeof(notify), "%d", ps.notify_fd);
+    if (sync_send(c->sync_fd, SYNC_READY, notify, strlen(notify)) < 0)
         _exit(1);
 
     /* 14. Wait for `start`: it writes one byte into the exec fifo. */

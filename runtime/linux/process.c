@@ -343,6 +343,17 @@ int tier_enter_cage(int tier, const char *rw_paths, struct process_state *ps, ac
         return -1;
     ps->tiered = true;
     ps->tier = tier;
+    ps->notify_fd = -1;
+    return 0;
+}
+
+int tier_seccomp_now(struct process_state *ps, ac_error_t *err)
+{
+    if (!ps->tiered || ps->tier_loaded)
+        return 0;
+    if (tier_seccomp_load(ps->tier, &ps->notify_fd, err) < 0)
+        return -1;
+    ps->tier_loaded = true;
     return 0;
 }
 
@@ -354,9 +365,9 @@ int process_exec(const struct oci_process *p, struct process_state *ps, ac_error
             return ac_error_wrap(err, "linux.seccomp");
         ps->seccomp_loaded = true;
     }
-    /* Last, so that nothing the runtime still does needs a syscall the
-     * tier refuses; stacked on the config's filter. */
-    if (ps->tiered && tier_seccomp_load(ps->tier, err) < 0)
+    /* Stacked with the config's filter (either order: the kernel takes the
+     * most restrictive answer). */
+    if (tier_seccomp_now(ps, err) < 0)
         return -1;
     static char *const empty_env[] = {NULL};
     execve(ps->exe, p->args, ps->env ? ps->env : p->env ? p->env : empty_env);

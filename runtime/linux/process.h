@@ -18,14 +18,21 @@ struct process_state {
     char **env;              /* process.env, plus HOME when it was missing */
     struct seccomp_prepared *seccomp;
     bool seccomp_loaded;
-    bool tiered;             /* load tier_filters[tier] last, on top of the config's */
+    bool tiered;             /* load tier_filters[tier] too, on top of the config's */
     int tier;
+    bool tier_loaded;
+    int notify_fd;           /* the tier filter's listener (close-on-exec), -1 if none */
 };
 int process_setup(const struct oci_process *p, const struct oci_seccomp *seccomp, int console_fd,
                   struct process_state *ps, ac_error_t *err);
-/* Load seccomp (if not yet), then the tier's filter (when tiered), and
- * execve. Returns only on failure. */
+/* Load seccomp (if not yet), then the tier's filter (when tiered and not
+ * yet), and execve. Returns only on failure. */
 int process_exec(const struct oci_process *p, struct process_state *ps, ac_error_t *err);
+/* Load the tier's filter now (after process_setup), so that its listener's
+ * fd (ps->notify_fd, at counted tiers) can reach the watchdog before the
+ * process runs anything of its own. Everything the runtime still does after
+ * this is a syscall every tier allows. */
+int tier_seccomp_now(struct process_state *ps, ac_error_t *err);
 /* Runtime side of SYNC_SECCOMP_FD: receive the notify fd and send it with
  * the container process state to linux.seccomp.listenerPath. */
 int seccomp_listener_forward(int sync_fd, const struct oci_seccomp *seccomp, const char *state_json,
@@ -41,7 +48,8 @@ int tier_check_caller_fds(int tier, int preserve_fds, ac_error_t *err);
 void prepare_inherited_fds(int preserve_fds);
 /* The tier's cage that a config.json cannot express, for init and exec
  * alike: Landlock (writes only beneath /dev and rw_paths) and no_new_privs
- * now; ps is marked so process_exec loads the tier's seccomp filter last. */
+ * now; ps is marked so that the tier's seccomp filter is loaded too
+ * (tier_seccomp_now, or process_exec at the latest). */
 int tier_enter_cage(int tier, const char *rw_paths, struct process_state *ps, ac_error_t *err);
 
 

@@ -13,7 +13,8 @@ enum sync_type {
     SYNC_READY = 4,      /* child -> runtime: set up, waiting for start */
     SYNC_ERROR = 5,      /* either way: payload is the one-line error */
     SYNC_SECCOMP_FD = 6, /* child -> runtime: a seccomp notify fd follows (SCM_RIGHTS) */
-    SYNC_SECCOMP_DONE = 7, /* runtime -> child: handed to linux.seccomp.listenerPath */
+    SYNC_SECCOMP_DONE = 7, /* runtime -> child: handed to linux.seccomp.listenerPath (or the watchdog) */
+    SYNC_TIER_NOTIFY_FD = 8, /* exec child -> runtime: the tier filter's listener follows, for the watchdog */
 };
 
 int sync_send(int fd, enum sync_type type, const void *data, size_t len);

@@ -4,9 +4,12 @@
  *
  * The watchdog has no libc, so libseccomp compiles its filter here, once,
  * and the watchdog loads the BPF as is. It allows the syscalls the
- * watchdog makes after it has dropped its privileges and nothing else:
+ * watchdog makes after it has dropped its privileges (ioctl only for the
+ * seccomp listeners and the pidfd's exit information) and nothing else:
  * any other syscall, and any other ABI (i386, x32), kills it. */
 #include <errno.h>
+#include <linux/ioctl.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +19,15 @@
 
 static const char *const allowed[] = {
     "clock_gettime", "poll", "restart_syscall", /* waiting */
-    "openat", "write", "close", "renameat", "unlinkat", /* the marker, through the state dir's fd */
+    "openat", "write", "close", "renameat", "unlinkat", /* the markers, through the state dir's fd */
     "fcntl", "ftruncate", "pwrite64",                   /* the termination message, fd 5 */
+    "accept4", "recvmsg",                               /* listeners from `agentcage exec` */
     "pidfd_send_signal", "exit_group", "exit",
 };
+
+/* ioctl only for the listeners and the init's exit status */
+static const unsigned long ioctls[] = {SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND,
+                                       _IOWR(0xFF, 11, char[64]) /* PIDFD_GET_INFO */};
 
 static void fail(const char *what, int rc)
 {
@@ -44,6 +52,9 @@ int main(void)
         if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0)) < 0)
             fail(allowed[i], rc);
     }
+    for (size_t i = 0; i < sizeof(ioctls) / sizeof(ioctls[0]); i++)
+        if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, ioctls[i]))) < 0)
+            fail("ioctl", rc);
     int fd = memfd_create("watchdog-filter", MFD_CLOEXEC);
     if (fd < 0)
         fail("memfd_create", errno);

@@ -1,34 +1,49 @@
-/* agentcage-watchdog: enforces a tiered container's wall-clock limit
- * (io.agentcage.timeout-ms).
+/* agentcage-watchdog: the resident guard of a tiered container, one per
+ * container for its whole life.
  *
  *   agentcage-watchdog TIMEOUT_MS ID     fd 3: pidfd of the container's init
  *                                        fd 4: the container's state dir
  *                                        fd 5 (optional): the engine's termination
  *                                        message file (Kubernetes' terminationMessagePath)
+ *                                        fd 6 (optional): the container's denials counter
+ *                                        fd 7 (optional): the listener of the init's tier
+ *                                        seccomp filter
+ *                                        fd 8 (optional): a listening unix socket on which
+ *                                        `agentcage exec` hands over the listeners of the
+ *                                        processes it starts
  *
  * Started detached by `agentcage start` (own session, stdio on /dev/null,
- * no other fds), one per tiered container for the container's whole life,
- * so it is a static program that does nothing but wait: it polls the pidfd
- * with the time left and
- *   - exits as soon as the init exits;
- *   - on expiry writes the marker `timeout` into the state dir (the
- *     runtime records it in the audit log at delete, and it tells anyone
- *     looking why the container died), sends SIGKILL to the init through
- *     the pidfd (the init of a pid namespace takes every process of it
- *     along) and exits; with fd 5 it first writes why into that file,
- *     which the kubelet shows as the container's termination message.
+ * no other fds), so it is a static program that does nothing but wait: it
+ * polls the pidfd, the listeners and the socket with the time left
+ * (TIMEOUT_MS 0: no limit) and
+ *   - answers every refused syscall a listener reports with EPERM and
+ *     counts it in the denials counter (runtime/linux/denials.h, shared with
+ *     the egress proxy's writer); when the count reaches the container's
+ *     limit it SIGKILLs the init (killed_by says why), with fd 5 writing why
+ *     into that file first;
+ *   - on the wall-clock limit writes the marker `timeout` into the state dir
+ *     (the runtime records it in the audit log at delete), and with fd 5 the
+ *     reason, then sends SIGKILL to the init through the pidfd (the init of a
+ *     pid namespace takes every process of it along);
+ *   - once the init has exited, waits (a few seconds at most) for its parent
+ *     (the engine's shim) to reap it and reads its exit status through the
+ *     pidfd (PIDFD_INFO_EXIT, Linux 6.15), and writes the marker `exit`
+ *     ({"wallMs":N,"exitCode":WAIT_STATUS}) for delete's exit record.
  * Writing through inherited fds means a deleted container (its state dir
  * gone) or a recycled pid can never be hit.
  *
  * Before it waits it drops what it does not need: of its capabilities it
  * keeps CAP_KILL alone (the container's init may run as another uid), sets
  * no_new_privs, restricts itself with Landlock to writing files in the
- * state dir (no other file access, no TCP; fd 5 is open already) and loads
- * a seccomp filter of the syscalls below (built by filter_gen.c with
- * libseccomp); anything else kills it. */
+ * state dir (no other file access, no TCP; fd 5 is open already, the
+ * counter mapped) and loads a seccomp filter of the syscalls below (built by
+ * filter_gen.c with libseccomp); anything else kills it. It allocates
+ * nothing: an event is a few hundred bytes of stack. */
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/ioctl.h>
+#include <linux/mman.h>
 #include <linux/poll.h>
 #include <linux/prctl.h>
 #include <linux/seccomp.h>
@@ -37,6 +52,7 @@
 #include <stdint.h>
 #include <sys/syscall.h>
 
+#include "runtime/linux/denials.h"
 #include "runtime/linux/landlock_abi.h"
 #include "watchdog_filter.h" /* generated: build/gen/ */
 
@@ -99,9 +115,49 @@ static size_t str_len(const char *s)
 #define SIGKILL 9
 #define EINTR 4
 #define ESRCH 3
+#define EPERM 1
 #define PIDFD 3
 #define STATE_DIRFD 4
 #define MESSAGE_FD 5
+#define DENIALS_FD 6
+#define NOTIFY_FD 7
+#define EXEC_SOCKET_FD 8
+#define MAX_LISTENERS 16
+#define REAP_WAIT_MS 5000
+
+/* pidfd's exit information (linux/pidfd.h of Linux 6.15) */
+struct pidfd_info {
+    uint64_t mask, cgroupid;
+    uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+    int32_t exit_code;
+};
+#define PIDFD_INFO_EXIT 8u
+#define PIDFD_GET_INFO _IOWR(0xFF, 11, struct pidfd_info)
+
+/* recvmsg's structures, as the x86_64 ABI lays them out (no libc) */
+struct wd_iovec {
+    void *base;
+    size_t len;
+};
+struct wd_msghdr {
+    void *name;
+    int namelen;
+    struct wd_iovec *iov;
+    size_t iovlen;
+    void *control;
+    size_t controllen;
+    unsigned flags;
+};
+struct wd_cmsg_fd {
+    size_t len;
+    int level, type;
+    int fd;
+    int pad;
+};
+#define WD_SOL_SOCKET 1
+#define WD_SCM_RIGHTS 1
+#define WD_MSG_CMSG_CLOEXEC 0x40000000
+#define WD_SOCK_CLOEXEC 02000000
 
 static int64_t now_ms(void)
 {
@@ -110,6 +166,17 @@ static int64_t now_ms(void)
     sys(SYS_clock_gettime, CLOCK_BOOTTIME, &ts, 0, 0);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+static uint64_t realtime_ms(void)
+{
+    struct timespec ts;
+    sys(SYS_clock_gettime, CLOCK_REALTIME, &ts, 0, 0);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms) { sys(SYS_poll, 0, 0, ms, 0); }
+
+static int fd_open(int fd) { return sys(SYS_fcntl, fd, F_GETFD, 0, 0) >= 0; }
 
 static int parse_ms(const char *s, int64_t *out)
 {
@@ -177,6 +244,20 @@ static char *put_time(char *p)
     return p;
 }
 
+/* A marker file in the state dir, whole or not at all (for the reader). */
+static void write_state_file(const char *name, const char *tmp, const char *buf, long len)
+{
+    long fd = sys(SYS_openat, STATE_DIRFD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return; /* the container was deleted meanwhile */
+    long r = sys(SYS_write, fd, buf, len, 0);
+    sys(SYS_close, fd, 0, 0, 0);
+    if (r == len)
+        sys(SYS_renameat, STATE_DIRFD, tmp, STATE_DIRFD, name);
+    else
+        sys(SYS_unlinkat, STATE_DIRFD, tmp, 0, 0);
+}
+
 /* The marker: {"timeoutMs":N,"killedAt":"..."} */
 static void write_marker(int64_t timeout_ms)
 {
@@ -186,27 +267,20 @@ static void write_marker(int64_t timeout_ms)
     p = put_str(p, ",\"killedAt\":\"");
     p = put_time(p);
     p = put_str(p, "\"}\n");
-    long fd = sys(SYS_openat, STATE_DIRFD, "timeout.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return; /* the container was deleted meanwhile */
-    long r = sys(SYS_write, fd, buf, p - buf, 0);
-    sys(SYS_close, fd, 0, 0, 0);
-    /* whole or not at all, for the reader */
-    if (r == p - buf)
-        sys(SYS_renameat, STATE_DIRFD, "timeout.tmp", STATE_DIRFD, "timeout");
-    else
-        sys(SYS_unlinkat, STATE_DIRFD, "timeout.tmp", 0, 0);
+    write_state_file("timeout", "timeout.tmp", buf, p - buf);
 }
 
 /* The reason, for the engine to show: replaces the file's content. */
-static void write_message(int64_t timeout_ms)
+static void write_message(const char *what, uint64_t n, const char *unit)
 {
-    if (sys(SYS_fcntl, MESSAGE_FD, F_GETFD, 0, 0) < 0)
+    if (!fd_open(MESSAGE_FD))
         return;
     char buf[160], *p = buf;
-    p = put_str(p, "agentcage: killed at its tier's wall-clock timeout of ");
-    p = put_num(p, (uint64_t)timeout_ms, 1);
-    p = put_str(p, " ms (io.agentcage.timeout)\n");
+    p = put_str(p, "agentcage: killed at its tier's ");
+    p = put_str(p, what);
+    p = put_str(p, " of ");
+    p = put_num(p, n, 1);
+    p = put_str(p, unit);
     sys(SYS_ftruncate, MESSAGE_FD, 0, 0, 0);
     sys6(SYS_pwrite64, MESSAGE_FD, (long)buf, p - buf, 0, 0, 0);
 }
@@ -266,6 +340,107 @@ static int drop_privileges(void)
     return sys(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog, 0) < 0 ? -1 : 0;
 }
 
+/* ---- the listeners: the refusals of the tier's seccomp filters */
+
+static struct denials_counter *counter; /* the shared counter, or 0 */
+static struct pollfd fds[2 + MAX_LISTENERS]; /* the init's pidfd, the exec socket, the listeners */
+static int n_fds = 2;
+
+static void add_listener(int fd)
+{
+    if (n_fds == 2 + MAX_LISTENERS) {
+        sys(SYS_close, fd, 0, 0, 0); /* its syscalls then fail with ENOSYS: refused, not counted */
+        return;
+    }
+    fds[n_fds].fd = fd;
+    fds[n_fds].events = POLLIN;
+    fds[n_fds].revents = 0;
+    n_fds++;
+}
+
+static void kill_for_denials(void)
+{
+    write_message("limit on denials (io.agentcage.max-denials)", counter->limit, " refused syscalls or requests\n");
+    sys(SYS_pidfd_send_signal, PIDFD, SIGKILL, 0, 0);
+}
+
+/* One refused syscall: counted, answered EPERM. The one that reaches the
+ * limit is not answered: its caller stays in the syscall until the init's
+ * death takes every process of the pid namespace along. */
+static void answer(int fd)
+{
+    struct seccomp_notif req;
+    memset(&req, 0, sizeof(req));
+    if (sys(SYS_ioctl, fd, SECCOMP_IOCTL_NOTIF_RECV, &req, 0) < 0)
+        return; /* the caller went meanwhile */
+    if (counter) {
+        struct denial *slot;
+        int kill = denials_add(counter, DENIAL_SECCOMP, realtime_ms(), &slot);
+        slot->pid = (int32_t)req.pid;
+        slot->nr = req.data.nr;
+        slot->arch = req.data.arch;
+        if (kill) {
+            kill_for_denials();
+            return;
+        }
+    }
+    struct seccomp_notif_resp resp;
+    memset(&resp, 0, sizeof(resp));
+    resp.id = req.id;
+    resp.error = -EPERM;
+    sys(SYS_ioctl, fd, SECCOMP_IOCTL_NOTIF_SEND, &resp, 0);
+}
+
+/* `agentcage exec` hands over the listener of the process it starts: one
+ * fd (SCM_RIGHTS); one byte back says we hold it. */
+static void take_listener(void)
+{
+    long c = sys(SYS_accept4, EXEC_SOCKET_FD, 0, 0, WD_SOCK_CLOEXEC);
+    if (c < 0)
+        return;
+    char byte;
+    struct wd_iovec iov = {&byte, 1};
+    struct wd_cmsg_fd cm;
+    memset(&cm, 0, sizeof(cm));
+    struct wd_msghdr mh = {0, 0, &iov, 1, &cm, sizeof(cm), 0};
+    long n = sys(SYS_recvmsg, c, &mh, WD_MSG_CMSG_CLOEXEC, 0);
+    if (n == 1 && mh.controllen >= 20 && cm.level == WD_SOL_SOCKET && cm.type == WD_SCM_RIGHTS && cm.len == 20) {
+        add_listener(cm.fd);
+        sys(SYS_write, c, "A", 1, 0);
+    }
+    sys(SYS_close, c, 0, 0, 0);
+}
+
+/* ---- the end */
+
+/* The init has exited: its exit status once its parent has reaped it (a
+ * bounded wait), and the marker `exit` for delete. */
+static void write_exit(int64_t started_ms)
+{
+    struct pidfd_info info;
+    int have = 0;
+    for (int waited = 0; waited < REAP_WAIT_MS && !have; waited += 10) {
+        memset(&info, 0, sizeof(info));
+        info.mask = PIDFD_INFO_EXIT;
+        long r = sys(SYS_ioctl, PIDFD, PIDFD_GET_INFO, &info, 0);
+        if (r == 0 && (info.mask & PIDFD_INFO_EXIT))
+            have = 1;
+        else if (r < 0 && r != -ESRCH)
+            break; /* a kernel without exit information */
+        else
+            sleep_ms(10);
+    }
+    char buf[96], *p = buf;
+    p = put_str(p, "{\"wallMs\":");
+    p = put_num(p, (uint64_t)(now_ms() - started_ms), 1);
+    if (have) {
+        p = put_str(p, ",\"exitCode\":");
+        p = put_num(p, (uint64_t)(uint32_t)info.exit_code, 1);
+    }
+    p = put_str(p, "}\n");
+    write_state_file("exit", "exit.tmp", buf, p - buf);
+}
+
 int watchdog_main(int argc, char **argv);
 
 __attribute__((used)) int watchdog_main(int argc, char **argv)
@@ -276,7 +451,13 @@ __attribute__((used)) int watchdog_main(int argc, char **argv)
         sys(SYS_write, 2, usage, sizeof(usage) - 1, 0);
         return 2;
     }
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t started = now_ms(), deadline = started + timeout_ms;
+    if (fd_open(DENIALS_FD)) {
+        long m = sys6(SYS_mmap, 0, DENIALS_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, DENIALS_FD, 0);
+        if (m > 0 && ((struct denials_counter *)m)->magic == DENIALS_MAGIC)
+            counter = (struct denials_counter *)m;
+        sys(SYS_close, DENIALS_FD, 0, 0, 0);
+    }
     /* The limit is the promise: a watchdog that could not confine itself
      * (a kernel without seccomp or Landlock cannot run a tier anyway)
      * still guards it. */
@@ -284,26 +465,49 @@ __attribute__((used)) int watchdog_main(int argc, char **argv)
         static const char msg[] = "agentcage-watchdog: cannot drop privileges; guarding anyway\n";
         sys(SYS_write, 2, msg, sizeof(msg) - 1, 0);
     }
-    struct pollfd pfd = {.fd = PIDFD, .events = POLLIN};
+    fds[0].fd = PIDFD;
+    fds[0].events = POLLIN;
+    fds[1].fd = fd_open(EXEC_SOCKET_FD) ? EXEC_SOCKET_FD : -1;
+    fds[1].events = POLLIN;
+    if (fd_open(NOTIFY_FD))
+        add_listener(NOTIFY_FD);
+    int timed_out = 0;
     for (;;) {
-        int64_t left = deadline - now_ms();
-        if (left <= 0)
+        int64_t left = timeout_ms ? deadline - now_ms() : 3600000;
+        if (left <= 0) {
+            timed_out = 1;
             break;
-        long r = sys(SYS_poll, &pfd, 1, left > 3600000 ? 3600000 : left, 0);
-        if (r > 0)
-            return 0; /* the init exited (or the pidfd is bad: nothing to guard) */
+        }
+        long r = sys(SYS_poll, fds, n_fds, left > 3600000 ? 3600000 : left, 0);
         if (r < 0 && r != -EINTR)
             return 1;
+        if (r <= 0)
+            continue;
+        if (fds[0].revents)
+            break; /* the init exited (or the pidfd is bad: nothing to guard) */
+        if (fds[1].revents & POLLIN)
+            take_listener();
+        for (int i = 2; i < n_fds; i++) {
+            if (fds[i].revents & POLLIN)
+                answer(fds[i].fd);
+            if (fds[i].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+                /* no process uses that filter any more */
+                sys(SYS_close, fds[i].fd, 0, 0, 0);
+                fds[i--] = fds[--n_fds];
+            }
+        }
     }
-    /* The marker first: the runtime's delete may stop us as soon as the
-     * init is gone. */
-    write_marker(timeout_ms);
-    write_message(timeout_ms);
-    long r = sys(SYS_pidfd_send_signal, PIDFD, SIGKILL, 0, 0);
-    if (r < 0) {
-        /* already gone: not our doing */
-        sys(SYS_unlinkat, STATE_DIRFD, "timeout", 0, 0);
-        return r == -ESRCH ? 0 : 1;
+    if (timed_out) {
+        /* The marker first: the runtime's delete may stop us as soon as the
+         * init is gone. */
+        write_marker(timeout_ms);
+        write_message("wall-clock timeout (io.agentcage.timeout)", (uint64_t)timeout_ms, " ms\n");
+        long r = sys(SYS_pidfd_send_signal, PIDFD, SIGKILL, 0, 0);
+        if (r < 0) /* already gone: not our doing */
+            sys(SYS_unlinkat, STATE_DIRFD, "timeout", 0, 0);
+        struct pollfd p = {.fd = PIDFD, .events = POLLIN};
+        sys(SYS_poll, &p, 1, REAP_WAIT_MS, 0);
     }
+    write_exit(started);
     return 0;
 }

@@ -1,0 +1,106 @@
+# Every denial is a signal and every end is in the trail (issue 18), in
+# real tiered containers: a refused syscall at tiers 1-3 goes to the
+# container's watchdog, which answers EPERM and counts it with the egress
+# proxy's refusals; at io.agentcage.max-denials it kills the container and
+# delete audits denial-kill with the last denials. Each container's end is
+# a container-exited record: exit status or signal, why (exited, signal,
+# oom-kill, timeout-kill, denial-kill, delete-kill), wall time, peak memory,
+# OOM kills, denials.
+
+source "$IT_DIR/tiers_lib.sh"
+
+AUDIT="$T/state/audit.jsonl"
+
+# the last record of EVENT for the last attack's container
+record_of() { grep -F "\"event\":\"$1\",\"id\":\"$CID\"" "$AUDIT" | tail -1; }
+# started TIER ANNOTATIONS ARGS...: a created and started container (CID)
+# of TIER, with more annotations (JSON), running ARGS
+started() {
+    local tier="$1" ann="$2"; shift 2
+    CID="$(new_id)"
+    make_bundle "$CID" "$@"
+    cfg --arg t "$tier" --argjson a "$ann" '.annotations = ({"io.agentcage.tier": $t} + $a)'
+    trt create --bundle "$BUNDLE" "$CID" > "$T/c.out" 2>&1 < /dev/null || fail "create: $(cat "$T/c.out")"
+    track_pid "$(cpid "$CID")"
+    ok trt start "$CID"
+}
+
+# has RECORD FRAGMENT...: the record holds every fragment
+has() {
+    local r="$1" f; shift
+    for f in "$@"; do
+        case "$r" in *"$f"*) ;; *) fail "record lacks '$f': $r" ;; esac
+    done
+}
+
+test_seccomp_denials_kill_at_the_limit() {
+    local loop='i=0; while [ $i -lt 30 ]; do /bin/probe syscall mount /tmp > /dev/null; i=$((i + 1)); done; echo survived'
+    # without a limit (the operator's max-denials 0) the loop of refused
+    # syscalls runs through, each refusal counted
+    export AGENTCAGE_CONF="$T/agentcage.conf"
+    echo "max-denials = 0" > "$AGENTCAGE_CONF"
+    sh_attack 1 "$loop"
+    assert_eq "$OUT" survived "30 refused syscalls, no limit"
+    has "$(record_of container-exited)" '"cause":"exited","exitStatus":0' '"denials":30,"seccompDenials":30,"egressDenials":0'
+    # with the operator's default ceiling and a tighter annotation: killed at the 5th
+    rm -f "$AGENTCAGE_CONF"
+    ATTACK_ANN='{"io.agentcage.max-denials": "5"}'
+    sh_attack 1 "$loop"
+    assert_eq "$RC" 137 "the container killed ($OUT)"
+    assert_not_contains "$OUT" survived
+    has "$(record_of denial-kill)" '"denials":5,"limit":5,"source":"seccomp","result":"killed","last":[{"seq":1,' \
+        '"source":"seccomp","syscall":"mount","nr":165,'
+    has "$(record_of container-exited)" '"cause":"denial-kill","signal":"KILL",' '"seccompDenials":5,'
+    # the killed container's last refused call never returned to it
+    [ "$(record_of denial-kill | grep -o '"source":"seccomp","syscall"' | wc -l)" == 5 ] ||
+        fail "five denials listed: $(record_of denial-kill)"
+    ok "$REPO_DIR/agentcage" audit verify "$AUDIT"
+}
+
+test_exec_denials_count_too() {
+    started 2 '{"io.agentcage.max-denials": "3"}' /bin/sleep 60
+    OUT="$(trt exec "$CID" /bin/sh -c '/bin/probe syscall mount /tmp; /bin/probe syscall keyctl' 2>&1 < /dev/null)"
+    assert_eq "$(echo $OUT)" "EPERM EPERM" "refused in an exec"
+    OUT="$(trt exec "$CID" /bin/sh -c '/bin/probe syscall bpf; echo after' 2>&1 < /dev/null)"; RC=$?
+    assert_eq "$RC" 137 "the exec at the third denial ($OUT)"
+    wait_status "$CID" stopped 5
+    ok trt delete "$CID"
+    has "$(record_of denial-kill)" '"denials":3,"limit":3' '"syscall":"mount"' '"syscall":"keyctl"' '"syscall":"bpf"'
+    has "$(record_of container-exited)" '"cause":"denial-kill"' '"egressBytesOut":0,"egressBytesIn":0'
+}
+
+test_every_end_is_in_the_trail() {
+    # an exit status
+    attack 1 /bin/probe exit 3
+    assert_eq "$RC" 3 "exit 3"
+    local r; r="$(record_of container-exited)"
+    has "$r" '"tier":1,"cause":"exited","exitStatus":3,"wallMs":' '"oomKills":0,"peakMemoryBytes":' '"killedByDelete":false'
+    # a signal (from the host: a pid namespace's init takes none of its own)
+    started 1 '{}' /bin/sleep 60
+    ok trt kill "$CID" KILL
+    wait_status "$CID" stopped 5
+    ok trt delete "$CID"
+    has "$(record_of container-exited)" '"cause":"signal","signal":"KILL","coreDumped":false' '"killedByDelete":false'
+    # out of memory: killed by the kernel, seen in the cgroup's events
+    ATTACK_ANN='{"io.agentcage.memory": "64m"}'
+    attack 1 /bin/probe hog-mem 300
+    assert_eq "$RC" 137 "hog-mem at 64m ($OUT)"
+    r="$(record_of container-exited)"
+    has "$r" '"cause":"oom-kill","signal":"KILL"' '"oomKills":1,'
+    local peak; peak="$(echo "$r" | grep -o '"peakMemoryBytes":[0-9]*' | cut -d: -f2)"
+    [ "$peak" -gt $((32 << 20)) ] && [ "$peak" -le $((64 << 20)) ] || fail "peak memory $peak at a 64m limit"
+    # the wall-clock limit
+    ATTACK_ANN='{"io.agentcage.timeout": "1s"}'
+    attack 1 /bin/sleep 30
+    assert_eq "$RC" 137 "sleep past the timeout"
+    has "$(record_of timeout-kill)" '"timeoutMs":1000,"killedAt":'
+    r="$(record_of container-exited)"
+    has "$r" '"cause":"timeout-kill","signal":"KILL"'
+    local wall; wall="$(echo "$r" | grep -o '"wallMs":[0-9]*' | cut -d: -f2)"
+    [ "$wall" -ge 1000 ] && [ "$wall" -lt 5000 ] || fail "wall time $wall ms at a 1 s timeout"
+    # killed by delete --force
+    started 0 '{}' /bin/sleep 60
+    ok trt delete --force "$CID"
+    has "$(record_of container-exited)" '"tier":0,"cause":"delete-kill","signal":"KILL"' '"killedByDelete":true'
+    ok "$REPO_DIR/agentcage" audit verify "$AUDIT"
+}
