@@ -5,14 +5,15 @@
 # hold or lie in it
 AUDIT="$T/audit/audit.jsonl"
 
-# ert ARGS...: the runtime with this test's root, audit log, hooks dir and
-# operator settings (eh_hooks_dir writes them; EH_CONF adds lines); create
+# ert ARGS...: the runtime with this test's root, audit log, hooks dir,
+# approvals dir and operator settings (eh_hooks_dir writes them; EH_CONF adds lines); create
 # runs in EH_NS's network namespace, so the proxy's host side is there.
 EH_NS=()
 ert() {
     local pre=()
     [ "$1" == create ] && pre=("${EH_NS[@]}")
-    AGENTCAGE_CONF="$T/agentcage.conf" "${pre[@]}" "$RUNTIME" --root "$ROOT" --audit-log "$AUDIT" --hooks-dir "$T/hooks" "$@"
+    AGENTCAGE_CONF="$T/agentcage.conf" "${pre[@]}" "$RUNTIME" --root "$ROOT" --audit-log "$AUDIT" --hooks-dir "$T/hooks" \
+        --approvals-dir "$T/approvals" "$@"
 }
 # ein ID ARGS...: exec in the container; output in $OUT, status in $RC.
 ein() { local id="$1"; shift; OUT="$(ert exec "$id" "$@" 2>&1 < /dev/null)"; RC=$?; }

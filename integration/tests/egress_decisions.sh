@@ -275,3 +275,90 @@ test_egress_and_seccomp_denials_share_one_counter() {
     [ "$out" -ge 40 ] && [ "$in" -ge 49 ] || fail "bytes through the proxy: out $out, in $in"
     eh_stop_upstreams
 }
+
+# held BACKGROUND-OUTPUT REQUEST: REQUEST from inside the container, in the
+# background (it waits for the operator); its reply line lands in the file.
+held() {
+    bg_exec_out="$1"
+    ( ert exec "$id" /xbin/egress-client req "$2" > "$bg_exec_out" 2>&1 < /dev/null ) &
+    HELD_PID=$!
+    track_pid "$HELD_PID"
+}
+# wait_pending HOST: until `pending` lists a request to HOST (5 s at most)
+wait_pending() {
+    local i
+    for ((i = 0; i < 100; i++)); do
+        ert pending | grep -q " $1 " && return 0
+        sleep 0.05
+    done
+    fail "nothing held for $1: $(ert pending 2>&1)"
+}
+
+# A human in the loop: with io.agentcage.egress-ask a request outside the
+# allowlist is held; the operator sees it (pending), lets it through
+# (approve ID --egress), refuses the next (deny), allows ahead (--for), and
+# one nobody answers is refused at the timeout. Every decision is audited.
+test_egress_ask_held_approved_and_denied() {
+    eh_upstreams
+    EH_CONF="$(printf 'egress.ask = true\negress.ask-timeout = 4s')"
+    eh_hooks_dir
+    local id o="other.test:$VHOST_PORT"; id="$(new_id)"
+    eh_start "$id" "" '{"io.agentcage.egress-ask": "true"}'
+    # held, listed, approved: the request completes
+    held "$T/r1" "$(get "$o" /held)"
+    wait_pending other.test
+    ok ert pending
+    assert_match "$OUT" "^CONTAINER +HOST +PORT +METHOD +HELD" "pending's header"
+    assert_match "$OUT" "$id +other.test +$VHOST_PORT +GET +20[0-9-]+T" "pending's line"
+    ok ert pending --json
+    assert_eq "$(echo "$OUT" | jq -r '.[0] | "\(.container) \(.host) \(.port) \(.method)"')" "$id other.test $VHOST_PORT GET" "pending --json"
+    ok ert approve "$id" --egress "$o"
+    assert_eq "$OUT" "approved 1 held request of container $id to $o" "approve"
+    wait "$HELD_PID"
+    assert_eq "$(cat "$T/r1")" "HTTP/1.1 200 OK" "the held request, approved"
+    eh_audit_has "\"event\":\"egress-ask\",\"id\":\"$id\",\"method\":\"GET\",\"host\":\"other.test\",\"port\":$VHOST_PORT,\"ask\":1"
+    eh_audit_has "\"event\":\"egress-approved\",\"id\":\"$id\",\"host\":\"other.test\",\"port\":$VHOST_PORT,\"held\":1,\"until\":0"
+    eh_audit_has "\"host\":\"other.test\",\"port\":$VHOST_PORT,\"address\":\"127.0.0.1\",\"path\":\"/held\",\"via\":\"approval\""
+    ok ert pending
+    assert_eq "$OUT" "nothing held" "pending after the answer"
+    # the approval was for what was held: the next request is held again, and denied
+    held "$T/r2" "$(get "$o" /again)"
+    wait_pending other.test
+    ok ert deny "$id" --egress other.test
+    assert_eq "$OUT" "denied 1 held request of container $id to other.test" "deny"
+    wait "$HELD_PID"
+    assert_eq "$(cat "$T/r2")" "HTTP/1.1 403 Forbidden" "the held request, denied"
+    eh_audit_has "\"event\":\"egress-refused\",\"id\":\"$id\",\"host\":\"other.test\",\"port\":0,\"held\":1"
+    eh_audit_has "\"host\":\"other.test\",\"port\":$VHOST_PORT,\"reason\":\"refused by the operator\""
+    grep -q ' /again$' "$T/ports.vhost" && fail "a denied request reached the server"
+    # answers for nothing held are refused, unless they allow ahead
+    assert_fails ert approve "$id" --egress "nothing.test"
+    assert_eq "$OUT" "agentcage: approve: nothing of container $id is held for nothing.test (\`agentcage pending\` lists what is); --for DURATION allows it ahead" "approve of nothing"
+    assert_fails ert deny "$id" --egress "a b"
+    assert_contains "$OUT" "deny: --egress: \`a b\` is not HOST[:PORT]"
+    assert_fails ert deny "$id"
+    assert_contains "$OUT" "usage: agentcage deny ID --egress HOST[:PORT]"
+    ok ert approve "$id" --egress "$o" --for 10m
+    assert_eq "$OUT" "approved $o for container $id for 10m (0 held requests let through)" "approve ahead"
+    sleep 0.3
+    ein "$id" /xbin/egress-client req "$(get "$o" /ahead)"
+    assert_eq "$OUT" "HTTP/1.1 200 OK" "a request approved ahead"
+    eh_audit_has "\"path\":\"/ahead\",\"via\":\"approval\""
+    # nobody answers: refused at the operator's timeout
+    local t0=$SECONDS
+    ein "$id" /xbin/egress-client req "$(get "other.test:$HTTP_PORT" /late)"
+    assert_eq "$OUT" "HTTP/1.1 403 Forbidden" "an unanswered request"
+    [ $((SECONDS - t0)) -ge 3 ] || fail "refused after $((SECONDS - t0)) s, before the 4 s timeout"
+    eh_audit_has "\"reason\":\"no operator decision in time\""
+    [ -z "$(ls "$T/approvals/egress")" ] || fail "files left in the approvals dir: $(ls "$T/approvals/egress")"
+    eh_stop "$id"
+    eh_stop_upstreams
+    # without the operator's egress.ask the annotation is refused at create
+    EH_CONF=""
+    eh_hooks_dir
+    id="$(new_id)"
+    make_bundle "$id" /bin/sleep 600
+    cfg '.annotations = {"io.agentcage.tier": "2", "io.agentcage.egress-ask": "true"}'
+    assert_fails ert create --bundle "$BUNDLE" "$id"
+    assert_contains "$OUT" "tier 2 forbids io.agentcage.egress-ask (the operator does not allow holding requests: egress.ask in agentcage.conf)"
+}

@@ -7,7 +7,9 @@
  * tier-3 container NAME (its id, or its io.agentcage.request-id) one
  * create of exactly one effective config, until now + DURATION. Without
  * --digest or --bundle the config is the one the last refused create of
- * NAME asked for (its request). approve --list: the pending requests. */
+ * NAME asked for (its request). approve --list: the pending requests.
+ * approve ID --egress HOST[:PORT] [--for 10m]: the egress requests
+ * container ID's proxy holds (egress_answers.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -59,18 +61,20 @@ COMMAND(approve)
     static const struct option opts[] = {
         {"for", required_argument, NULL, 'f'},   {"dir", required_argument, NULL, 'd'},
         {"digest", required_argument, NULL, 'g'}, {"bundle", required_argument, NULL, 'b'},
-        {"list", no_argument, NULL, 'l'},        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"list", no_argument, NULL, 'l'},        {"egress", required_argument, NULL, 'e'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
     const char *usage = "usage: agentcage approve NAME [--for 10m] [--digest sha256:HEX | --bundle DIR] [--dir DIR]\n"
-                        "       agentcage approve --list [--dir DIR]";
+                        "       agentcage approve --list [--dir DIR]\n"
+                        "       agentcage approve ID --egress HOST[:PORT] [--for 10m]";
     const char *dir = g->tier.approvals_dir ? g->tier.approvals_dir : APPROVALS_DEFAULT_DIR;
-    const char *duration = "10m", *digest_arg = NULL, *bundle = NULL;
-    bool list = false;
+    const char *duration = "10m", *digest_arg = NULL, *bundle = NULL, *egress = NULL;
+    bool list = false, for_given = false;
     int c;
     while ((c = cli_getopt(argc, argv, "h", opts)) != -1) {
         switch (c) {
-        case 'f': duration = optarg; break;
+        case 'f': duration = optarg; for_given = true; break;
+        case 'e': egress = optarg; break;
         case 'd': dir = optarg; break;
         case 'g': digest_arg = optarg; break;
         case 'b': bundle = optarg; break;
@@ -80,7 +84,10 @@ COMMAND(approve)
                    "of one effective config.json, until it expires. The config is the one the last refused\n"
                    "create of NAME asked for (see --list), or --bundle DIR's config.json mapped as create\n"
                    "maps it, or --digest. The grant is used up by the create it lets through. Grants live in\n"
-                   "the approvals directory (default %s).\n",
+                   "the approvals directory (default %s).\n\n"
+                   "With --egress, lets the requests container ID's egress proxy holds for HOST (on PORT,\n"
+                   "or any port) go (see `agentcage pending`); with --for, HOST:PORT (no port: 80 and 443)\n"
+                   "stays allowed that long, held or not.\n",
                    usage, APPROVALS_DEFAULT_DIR);
             return 0;
         default: return ac_error(err, 0, "%s", usage);
@@ -88,6 +95,12 @@ COMMAND(approve)
     }
     if (list)
         return optind == argc ? approval_list_requests(dir, stdout, err) : ac_error(err, 0, "%s", usage);
+    if (egress) {
+        if (optind != argc - 1 || digest_arg || bundle)
+            return ac_error(err, 0, "%s", usage);
+        g->tier.approvals_dir = dir;
+        return cli_egress_answer(g, argv[optind], egress, for_given ? duration : NULL, true, err);
+    }
     if (optind != argc - 1)
         return ac_error(err, 0, "%s", usage);
     if (digest_arg && bundle)

@@ -26,9 +26,16 @@ COMMAND(features);
 COMMAND(policy);
 COMMAND(audit);
 COMMAND(approve);
+COMMAND(deny);
+COMMAND(pending);
 COMMAND(credentials_expire);
 COMMAND(check);
 COMMAND(install);
+
+/* approve/deny ID --egress HOST[:PORT] [--for DURATION] (egress_answers.c):
+ * answer the requests container ID's proxy holds; duration NULL: only those. */
+int cli_egress_answer(struct global_opts *g, const char *id, const char *target, const char *duration, bool allow,
+                      ac_error_t *err);
 
 /* Shared by the verbs: exactly one container id after the flags. */
 int cli_one_id(int argc, char **argv, const char *usage, const char **id, ac_error_t *err);

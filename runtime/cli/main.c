@@ -42,8 +42,10 @@ static const struct command commands[] = {
     {"spec", cmd_spec, "write a default config.json"},
     {"features", cmd_features, "print the runtime-spec features document"},
     {"policy", cmd_policy, "show the effective config and decisions of a tier (policy show)"},
-    {"audit", cmd_audit, "audit verify FILE: check the audit trail's hash chain"},
-    {"approve", cmd_approve, "approve NAME [--for 10m]: let a tier-3 container be created once"},
+    {"audit", cmd_audit, "audit verify FILE: check the audit trail's hash chain; audit show ID: one container's"},
+    {"approve", cmd_approve, "approve NAME [--for 10m]: let a tier-3 container be created once; approve ID --egress HOST"},
+    {"deny", cmd_deny, "deny ID --egress HOST[:PORT]: refuse the egress requests held for HOST"},
+    {"pending", cmd_pending, "the egress requests proxies hold for the operator (io.agentcage.egress-ask)"},
     {"credentials-expire", cmd_credentials_expire, NULL}, /* started by start, not for users */
     {"check", cmd_check, "report what this host can enforce: cgroups, Landlock, seccomp, namespaces, tiers"},
     {"install", cmd_install, "install docker|podman|containerd [--check]: register agentcage with an engine"},
