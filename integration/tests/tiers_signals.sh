@@ -104,3 +104,41 @@ test_every_end_is_in_the_trail() {
     has "$(record_of container-exited)" '"tier":0,"cause":"delete-kill","signal":"KILL"' '"killedByDelete":true'
     ok "$REPO_DIR/agentcage" audit verify "$AUDIT"
 }
+
+# audit show ID: one container's trail, in order, human-readable and as JSON;
+# another container's records are not in it; bad input is one clear line.
+test_audit_show_prints_one_containers_trail() {
+    sh_attack 1 '/bin/probe syscall mount /tmp; exit 4'
+    assert_eq "$RC" 4 "exit 4 ($OUT)"
+    local first="$CID"
+    attack 0 /bin/true
+    ok trt audit show "$first"
+    local human="$OUT"
+    assert_match "$(echo "$human" | head -1)" "^20[0-9-]+T[0-9:.]+Z +container-created +tier=1 " "the first line: the creation"
+    assert_match "$(echo "$human" | tail -1)" "^20[0-9-]+T[0-9:.]+Z +container-exited +tier=1 cause=exited exitStatus=4 wallMs=[0-9]+ " \
+        "the last line: the end"
+    assert_contains "$human" "container-started"
+    assert_contains "$human" "seccompDenials=1"
+    assert_not_contains "$human" "$CID"
+    assert_not_contains "$human" "prev="
+    ok trt audit show "$first" --json
+    assert_eq "$(echo "$OUT" | jq -r '[.[].event] | first + " " + last')" "container-created container-exited" "--json events"
+    assert_eq "$(echo "$OUT" | jq -r '[.[].id] | unique | join(",")')" "$first" "--json: only its records"
+    assert_eq "$(echo "$OUT" | jq -r 'length')" "$(echo "$human" | wc -l)" "as many records in both forms"
+    assert_eq "$(echo "$OUT" | jq -r '.[-1].exitStatus')" 4 "--json exit status"
+    # the records are the log's, byte for byte
+    assert_eq "$(echo "$OUT" | jq -c '.[0]')" "$(grep -F "\"id\":\"$first\"" "$T/state/audit.jsonl" | head -1 | jq -c .)" "--json record"
+    ok trt audit show "$first" --log "$T/state/audit.jsonl"
+    assert_eq "$OUT" "$human" "--log names the same log"
+    # nothing of an unknown container, a missing log, a broken line
+    assert_fails trt audit show nosuchcontainer
+    assert_eq "$OUT" "agentcage: audit show: no records of \`nosuchcontainer\` in $T/state/audit.jsonl" "unknown id"
+    assert_fails trt audit show "$first" --log "$T/nolog"
+    assert_contains "$OUT" "audit show: open \`$T/nolog\`"
+    { head -2 "$T/state/audit.jsonl"; echo '{"seq": broken'; } > "$T/broken.jsonl"
+    assert_fails trt audit show "$first" --log "$T/broken.jsonl"
+    assert_eq "$OUT" "agentcage: audit show: $T/broken.jsonl:3: not a JSON record (\`agentcage audit verify\` names what broke)" "a broken line"
+    assert_fails trt audit show
+    assert_eq "$OUT" "agentcage: audit show: missing container id (usage: agentcage audit show ID [--json] [--log FILE])" "no id"
+    ok "$REPO_DIR/agentcage" audit verify "$T/state/audit.jsonl"
+}

@@ -24,9 +24,21 @@ static bool shown_apart(const char *key)
     return false;
 }
 
-/* A record as "TIME EVENT key=value ...": strings bare (quoted when they
- * hold a blank), the rest as compact JSON. */
-static void print_human(yajl_val rec)
+/* A string shown bare: visible ASCII only, nothing a reader could take for
+ * a second member or a second line. */
+static bool bare(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (*s <= ' ' || *s >= 0x7f || *s == '"' || *s == '\\')
+            return false;
+    return true;
+}
+
+/* A record as "TIME EVENT key=value ...": strings bare where they can be,
+ * else as JSON strings, the rest as compact JSON. */
+static void print_human(FILE *out, yajl_val rec)
 {
     const char *time = NULL, *event = NULL;
     for (size_t i = 0; i < rec->u.object.len; i++) {
@@ -36,35 +48,35 @@ static void print_human(yajl_val rec)
         if (strcmp(rec->u.object.keys[i], "event") == 0 && YAJL_IS_STRING(v))
             event = v->u.string;
     }
-    printf("%s  %-22s", time ? time : "?", event ? event : "?");
+    fprintf(out, "%s  %-22s", time ? time : "?", event ? event : "?");
     for (size_t i = 0; i < rec->u.object.len; i++) {
         const char *key = rec->u.object.keys[i];
         yajl_val v = rec->u.object.values[i];
         if (shown_apart(key))
             continue;
-        cleanup_free char *text = YAJL_IS_STRING(v) ? NULL : tier_tree_to_json(v, false);
-        if (YAJL_IS_STRING(v) && strpbrk(v->u.string, " \t\"") == NULL && v->u.string[0])
-            printf(" %s=%s", key, v->u.string);
-        else if (YAJL_IS_STRING(v)) {
-            cleanup_free char *q = audit_json_string(v->u.string);
-            printf(" %s=%s", key, q);
-        } else
-            printf(" %s=%s", key, text ? text : "?");
+        cleanup_free char *text =
+            YAJL_IS_STRING(v) ? (bare(v->u.string) ? NULL : audit_json_string(v->u.string)) : tier_tree_to_json(v, false);
+        fprintf(out, " %s=%s", key, text ? text : YAJL_IS_STRING(v) ? v->u.string : "?");
     }
-    printf("\n");
+    fputc('\n', out);
 }
 
+/* Container ID's records of LOG, whole or not at all: a line that is not a
+ * record refuses the show before anything is printed. */
 static int show(const char *log, const char *id, bool json, ac_error_t *err)
 {
     cleanup_file FILE *f = fopen(log, "re");
     if (!f)
         return ac_error(err, errno, "audit show: open `%s`", log);
-    char *line = NULL;
+    cleanup_free char *text = NULL;
+    size_t text_len = 0;
+    cleanup_file FILE *out = open_memstream(&text, &text_len);
+    if (!out)
+        return ac_error(err, errno, "audit show: open_memstream");
+    cleanup_free char *line = NULL;
     size_t cap = 0, shown = 0;
     ssize_t n;
     unsigned long lineno = 0;
-    if (json)
-        printf("[");
     while ((n = getline(&line, &cap, f)) > 0) {
         lineno++;
         if (line[n - 1] == '\n')
@@ -72,7 +84,6 @@ static int show(const char *log, const char *id, bool json, ac_error_t *err)
         char ebuf[128];
         yajl_val rec = yajl_tree_parse(line, ebuf, sizeof(ebuf));
         if (!rec || !YAJL_IS_OBJECT(rec)) {
-            free(line);
             if (rec)
                 yajl_tree_free(rec);
             return ac_error(err, 0, "audit show: %s:%lu: not a JSON record (`agentcage audit verify` names what broke)",
@@ -82,23 +93,28 @@ static int show(const char *log, const char *id, bool json, ac_error_t *err)
         yajl_val v = yajl_tree_get(rec, path, yajl_t_string);
         if (v && strcmp(v->u.string, id) == 0) {
             if (json)
-                printf("%s\n%s", shown ? "," : "", line);
+                fprintf(out, "%s\n%s", shown ? "," : "[", line);
             else
-                print_human(rec);
+                print_human(out, rec);
             shown++;
         }
         yajl_tree_free(rec);
     }
-    free(line);
-    if (json)
-        printf("%s]\n", shown ? "\n" : "");
-    if (!shown && !json)
+    if (ferror(f))
+        return ac_error(err, errno, "audit show: read `%s`", log);
+    if (!shown)
         return ac_error(err, 0, "audit show: no records of `%s` in %s", id, log);
+    if (json)
+        fputs("\n]\n", out);
+    if (fflush(out) != 0)
+        return ac_error(err, errno, "audit show: open_memstream");
+    fwrite(text, 1, text_len, stdout);
     return 0;
 }
 
 COMMAND(audit)
 {
+    const char *show_usage = "agentcage audit show ID [--json] [--log FILE]";
     const char *usage = "usage: agentcage audit verify FILE\n"
                         "       agentcage audit show ID [--json] [--log FILE]";
     if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
@@ -117,20 +133,26 @@ COMMAND(audit)
         const char *log = g->tier.audit_log ? g->tier.audit_log : AUDIT_DEFAULT_LOG, *id;
         bool json = false;
         int c;
-        optind = 2;
+        /* flags before or after the id: getopt starts afresh on "show ..." */
+        argc--, argv++;
+        optind = 0;
         while ((c = cli_getopt(argc, argv, "", opts)) != -1) {
             switch (c) {
             case 'j': json = true; break;
             case 'l': log = optarg; break;
-            default: return ac_error(err, 0, "%s", usage);
+            default:
+                return ac_error(err, 0, "audit show: unknown option `%s` (usage: %s)", argv[optind - 1], show_usage);
             }
         }
-        if (cli_one_id(argc, argv, "agentcage audit show ID [--json] [--log FILE]", &id, err) < 0)
-            return -1;
+        if (optind == argc)
+            return ac_error(err, 0, "audit show: missing container id (usage: %s)", show_usage);
+        if (optind != argc - 1)
+            return ac_error(err, 0, "audit show: unexpected argument `%s` (usage: %s)", argv[optind + 1], show_usage);
+        id = argv[optind];
         return show(log, id, json, err);
     }
     if (argc != 3 || strcmp(argv[1], "verify") != 0)
-        return ac_error(err, 0, "%s", usage);
+        return ac_error(err, 0, "audit: usage: agentcage audit verify FILE | %s", show_usage);
     char last[SHA256_HEX_LEN + 1];
     long n = audit_verify(argv[2], last, err);
     if (n < 0)
