@@ -173,4 +173,13 @@ test_changes_of_a_killed_container_are_kept_for_review() {
     [ -n "$kept" ] || fail "no bind-changes-kept record: $(tail -3 "$T/state/audit.jsonl")"
     assert_eq "$(cat "$kept/file")" evil "the change is kept for review"
     rm -rf "$kept"
+    # killed at its denials (a compromise signal): kept too
+    ATTACK_CFG=("$(bind_mount /mnt/a "$T/proj" rw)" '.annotations += {"io.agentcage.max-denials": "2"}')
+    attack 1 /bin/sh -c 'echo evil > /mnt/a/file; /bin/probe syscall mount /tmp; /bin/probe syscall mount /tmp; sleep 30'
+    assert_eq "$RC" 137 "killed at the second denial ($OUT)"
+    assert_eq "$(cat "$T/proj/file")" original "a denial-killed container's change is not applied"
+    local kept2; kept2="$(grep -o '"keptAt":"[^"]*"' "$T/state/audit.jsonl" | tail -1 | cut -d'"' -f4)"
+    [ -n "$kept2" ] && [ "$kept2" != "$kept" ] || fail "no second bind-changes-kept record: $(tail -3 "$T/state/audit.jsonl")"
+    assert_eq "$(cat "$kept2/file")" evil "the denial-killed container's change is kept for review"
+    rm -rf "$kept2"
 }

@@ -95,6 +95,8 @@ char *denials_file_path(const char *state_dir);
 int denials_file_create(const char *state_dir, uint32_t limit, ac_error_t *err);
 int denials_file_open(const char *state_dir);
 bool denials_file_read(const char *state_dir, struct denials_counter *c, struct denials_bytes *b);
+/* Whether the container was killed at its max-denials (by either counter's user). */
+bool denials_file_killed(const char *state_dir);
 /* The state JSON a hook of kind gets on stdin. malloc'd. */
 char *container_hook_state(const struct container_state *st, enum container_status status);
 int container_start(const struct global_opts *g, const char *id, ac_error_t *err);

@@ -45,3 +45,10 @@ bool denials_file_read(const char *state_dir, struct denials_counter *c, struct 
         c->last[i].text[DENIALS_TEXT - 1] = '\0';
     return true;
 }
+
+bool denials_file_killed(const char *state_dir)
+{
+    struct denials_counter c;
+    struct denials_bytes b;
+    return denials_file_read(state_dir, &c, &b) && c.killed_by != 0;
+}

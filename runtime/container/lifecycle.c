@@ -368,10 +368,11 @@ int container_delete(const struct global_opts *g, const char *id, bool force, ac
     if (st->tier != TIER_NONE) {
         cleanup_free char *dir = state_dir_path(g, id);
         credentials_revoke_all(g, dir, id, "delete");
-        /* a container its watchdog killed does not write its changes into
-         * the host folder: they are kept for review */
+        /* a container killed at its timeout or for its denials (a
+         * compromise signal) does not write its changes into the host
+         * folder: they are kept for review */
         cleanup_free char *marker = xasprintf("%s/timeout", dir);
-        bool killed = access(marker, F_OK) == 0;
+        bool killed = access(marker, F_OK) == 0 || denials_file_killed(dir);
         bool review = killed || (g->tier.bind_changes && strcmp(g->tier.bind_changes, "review") == 0);
         bind_overlays_finish(g, dir, id, true, review);
         project_watch_finish(g, dir, id);
