@@ -9,12 +9,14 @@ shell.  Runtimes are interleaved A B C A B C ... so machine noise hits all
 alike; the table shows medians and ratios.
 """
 import argparse
+import http.server
 import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 BENCH_PARENT = "agentcage-bench"  # cgroup parent, in every hierarchy
@@ -115,7 +117,7 @@ class Bench:
                         "approve", cid, "--for", "60m", "--bundle", bundle],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
-    def make_bundles(self, prefix, n, args, seccomp=None):
+    def make_bundles(self, prefix, n, args, seccomp=None, edit=None):
         """Writes n bundles named PREFIX-0..n-1 (each just a config.json; the
         read-only rootfs is shared through an absolute root.path); the
         container id is the bundle name and the cgroup /agentcage-bench/ID."""
@@ -128,6 +130,8 @@ class Bench:
             c["linux"]["cgroupsPath"] = f"/{BENCH_PARENT}/{cid}"
             if seccomp is not None:
                 c["linux"]["seccomp"] = seccomp
+            if edit is not None:
+                edit(c)
             with open(os.path.join(d, "config.json"), "w") as f:
                 json.dump(c, f)
             if prefix[len(self.tag):].startswith("t3"):
@@ -451,6 +455,91 @@ class Bench:
         self.results["syscalls"] = {v: {"getppid_ns": median(x), "n": len(x)} for v, x in res.items()}
 
     # ---- clean-up -------------------------------------------------------
+    # ---- 7: a download through the egress proxy ------------------------
+    def bench_egress(self, size_mib, rounds, per_round):
+        """SIZE_MIB MiB over HTTP from a server on the host's loopback, by
+        busybox wget in a running container: directly (plain containers in
+        the host's network namespace) and through a tier-2 container's egress
+        proxy. Each download is an exec, less the median exec of /bin/true
+        into the same container, so only the transfer is compared."""
+        log(f"egress: {size_mib} MiB, {rounds} rounds x {per_round}")
+        body = memoryview(b"\0" * (1 << 20))
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Length", str(size_mib << 20))
+                self.end_headers()
+                for _ in range(size_mib):
+                    self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        port = srv.server_address[1]
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        # the proxy as a tier-2 create starts it, with test names and
+        # ceilings a 100 MiB transfer fits (the defaults are 1 MiB/s and
+        # 100 MiB): bench.test is the server on the host's loopback
+        hooks = os.path.join(self.work, "egress-hooks")
+        os.makedirs(hooks, exist_ok=True)
+        wrapper = os.path.join(hooks, "agentcage-egress")
+        with open(wrapper, "w") as f:
+            f.write("#!/bin/sh\n"
+                    f"exec {os.path.dirname(self.binaries['agentcage'])}/agentcage-egress "
+                    "--test-resolve bench.test=127.0.0.1 --allow-cidr 127.0.0.1/32 "
+                    "--max-rate 64g --max-bytes 64g \"$@\"\n")
+        os.chmod(wrapper, 0o755)
+
+        def host_network(c):
+            c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "network"]
+
+        def allow_bench(c):
+            c.setdefault("annotations", {})["io.agentcage.egress"] = f"bench.test:{port}"
+
+        variants = {"agentcage": (host_network, f"http://127.0.0.1:{port}/", "-Y off"),
+                    "runc": (host_network, f"http://127.0.0.1:{port}/", "-Y off"),
+                    "crun": (host_network, f"http://127.0.0.1:{port}/", "-Y off"),
+                    "t2": (allow_bench, f"http://bench.test:{port}/", "-Y on")}
+        ids, cmds = {}, {}
+        try:
+            for v, (edit, _, _) in variants.items():
+                p = f"{self.tag}{v}e"
+                b, cid = self.make_bundles(p, 1, ["/bin/sleep", "1000000"], edit=edit)
+                cmds[v] = self.variant_cmd(v) + (["--hooks-dir", hooks] if v == "t2" else [])
+                self.timeit([cmds[v] + ["create", "--bundle", b, cid], cmds[v] + ["start", cid]], 1, subreaper=False)
+                ids[v] = f"{p}-0"
+            raw = {v: {"get": [], "true": []} for v in variants}
+            for _ in range(rounds):
+                for v, (_, url, proxy) in variants.items():
+                    get = cmds[v] + ["exec", ids[v], "/bin/sh", "-c", f"wget {proxy} -q -O /dev/null {url}"]
+                    o = self.timeit([get], per_round, subreaper=False)
+                    raw[v]["get"] += o["steps"][0]
+                    o = self.timeit([cmds[v] + ["exec", ids[v], "/bin/true"]], per_round, subreaper=False)
+                    raw[v]["true"] += o["steps"][0]
+        finally:
+            srv.shutdown()
+            srv.server_close()
+            for v in ids:
+                subprocess.run(cmds[v] + ["delete", "--force", ids[v]], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+                self.drop_bundles(f"{self.tag}{v}e", 1)
+        out = {}
+        for v, d in raw.items():
+            ok = [x for x in d["get"] if x["status"] == 0]
+            get_ms = median([x["wall_ns"] / 1e6 for x in ok])
+            true_ms = median([x["wall_ns"] / 1e6 for x in d["true"] if x["status"] == 0])
+            xfer = get_ms - true_ms
+            out[v] = {"download_ms": get_ms, "exec_true_ms": true_ms, "transfer_ms": xfer,
+                      "mib_per_s": size_mib / (xfer / 1000) if xfer > 0 else float("nan"),
+                      "cpu_ms": median([x["cpu_ns"] / 1e6 for x in ok]),
+                      "failed": len(d["get"]) - len(ok), "size_mib": size_mib}
+            log(f"  {v}: {xfer:.0f} ms for {size_mib} MiB ({out[v]['failed']} failed)")
+        self.results["egress"] = out
+
     def cleanup(self):
         for v in ("agentcage", "runc", "crun"):
             self.sweep(v)
@@ -535,6 +624,21 @@ def report(b, quick):
         for v, s in ex.items():
             L.append(f"| {v} | {fmt(s['wall_ms'])} | {fmt(s['cpu_ms'])} | {fmt(s['maxrss_kb'], '.0f')} | "
                      f"{ratio(s['wall_ms'], ex['crun']['wall_ms'])} | {s['failed']} |")
+    eg = R.get("egress", {})
+    if eg:
+        size = next(iter(eg.values()))["size_mib"]
+        L.append("")
+        L.append(f"### 7. a {size} MiB HTTP download from the host's loopback (busybox wget, exec'd)")
+        L.append("")
+        L.append("Direct: plain containers in the host's network namespace; t2: through the tier-2 container's "
+                 "egress proxy. Transfer = the download's exec less an exec of /bin/true.")
+        L.append("")
+        L.append("| runtime | path | download exec ms | transfer ms | MiB/s | all-proc CPU ms | / agentcage direct | failed |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for v, s in eg.items():
+            L.append(f"| {v} | {'egress proxy' if v == 't2' else 'direct'} | {fmt(s['download_ms'])} | "
+                     f"{fmt(s['transfer_ms'])} | {fmt(s['mib_per_s'], '.0f')} | {fmt(s['cpu_ms'])} | "
+                     f"{ratio(s['transfer_ms'], eg.get('agentcage', {}).get('transfer_ms', float('nan')))} | {s['failed']} |")
     al = R.get("alive", {})
     if al:
         L.append("")
@@ -612,6 +716,11 @@ def report(b, quick):
                 r = ex[v]["wall_ms"] / ex["crun"]["wall_ms"]
                 label = "plain" if v == "agentcage" else f"tier-{v[1]}"
                 target(f"{label} exec wall <= {goal}x crun", f"{r:.2f}x", r <= goal)
+    eg = R.get("egress", {})
+    if eg.get("agentcage", {}).get("transfer_ms") and "t2" in eg:
+        r = eg["t2"]["transfer_ms"] / eg["agentcage"]["transfer_ms"]
+        target(f"egress: {eg['t2']['size_mib']} MiB through the proxy <= 1.2x direct (issue 18)",
+               f"{eg['t2']['transfer_ms']:.0f} vs {eg['agentcage']['transfer_ms']:.0f} ms = {r:.2f}x", r <= 1.2)
     if tp:
         for k, a in tp.items():
             v, n, j = k.split("/")
@@ -672,7 +781,7 @@ def main():
     ap.add_argument("--crun", default="/usr/bin/crun")
     ap.add_argument("--docker-config", default="")
     ap.add_argument("--tag", required=True)
-    ap.add_argument("--only", default="1,3,4,5,6", help="sections to run (1 includes 2)")
+    ap.add_argument("--only", default="1,3,4,5,6,7", help="sections to run (1 includes 2)")
     ap.add_argument("--json", help="write raw results here")
     ap.add_argument("--checks", help="append ok/FAIL lines (functional, not the targets) here")
     ap.add_argument("--report", help="write the markdown table here")
@@ -698,6 +807,8 @@ def main():
                 b.notes.append("no Docker config.json given: Docker-profile rows skipped")
             b.bench_syscalls(plain + tiers + docker + ["agentcage-minimal"],
                              rounds=1 if a.quick else 7, count=300000 if a.quick else 2000000)
+        if "7" in only:
+            b.bench_egress(100, rounds=1 if a.quick else 3, per_round=2 if a.quick else 3)
     finally:
         b.cleanup()
     if a.checks:
@@ -712,6 +823,9 @@ def main():
                 if v in ("t2", "t3") and b.tier_active:
                     f.write(("ok" if s["egress_procs"] == 2 * s["started"] else "FAIL") +
                             f" - {v}: an egress proxy (writer and worker) per container: {s['egress_procs']} processes\n")
+            for v, s in b.results.get("egress", {}).items():
+                f.write(("ok" if s["failed"] == 0 else "FAIL") + f" - {v}: {s['size_mib']} MiB downloaded "
+                        f"{'through the egress proxy' if v == 't2' else 'directly'}\n")
             for v, s in b.results.get("syscalls", {}).items():
                 f.write(("ok" if s["n"] > 0 else "FAIL") + f" - {v}: syscall probe ran\n")
     text = report(b, a.quick)
