@@ -142,3 +142,24 @@ test_audit_show_prints_one_containers_trail() {
     assert_eq "$OUT" "agentcage: audit show: missing container id (usage: agentcage audit show ID [--json] [--log FILE])" "no id"
     ok "$REPO_DIR/agentcage" audit verify "$T/state/audit.jsonl"
 }
+
+# The watchdog stays tiny while it answers: no allocation per refused
+# syscall (its RSS after 500 more is what it was after 10), under 512 KiB.
+test_watchdog_stays_small_while_counting() {
+    export AGENTCAGE_CONF="$T/agentcage.conf"
+    echo "max-denials = 0" > "$AGENTCAGE_CONF"
+    started 1 '{}' /bin/sleep 60
+    local wd; wd="$(jq -r '.watchdogPid // empty' "$ROOT/$CID/state.json")"
+    [ -n "$wd" ] && [ -d "/proc/$wd" ] || fail "no watchdog in $(cat "$ROOT/$CID/state.json")"
+    local loop='i=0; while [ $i -lt $0 ]; do /bin/probe syscall mount /tmp > /dev/null; i=$((i + 1)); done; echo done'
+    OUT="$(trt exec "$CID" /bin/sh -c "$loop" 10 2>&1 < /dev/null)"
+    assert_eq "$OUT" done "10 refused syscalls"
+    local before; before="$(awk '/^VmRSS:/ {print $2}' "/proc/$wd/status")"
+    OUT="$(trt exec "$CID" /bin/sh -c "$loop" 500 2>&1 < /dev/null)"
+    assert_eq "$OUT" done "500 refused syscalls"
+    local after; after="$(awk '/^VmRSS:/ {print $2}' "/proc/$wd/status")"
+    assert_eq "$after" "$before" "the watchdog's RSS in KiB after 500 more denials"
+    [ "$after" -le 512 ] || fail "the watchdog's RSS is $after KiB"
+    ok trt delete --force "$CID"
+    has "$(record_of container-exited)" '"denials":510,"seccompDenials":510,'
+}
