@@ -7,7 +7,7 @@ _agentcage() {
         words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
     }
     local commands="create start run state list kill delete exec ps pause resume update events spec features
-        policy audit approve check install"
+        policy audit approve deny pending check install"
     local globals="--root --log --log-format --debug --systemd-cgroup --cgroup-manager --rootless --rootless-limits
         --default-tier --allowed-tiers --max-memory --max-cpus --max-pids --max-timeout --max-workspace --audit-log
         --approvals-dir --helpers-dir --hooks-dir --allowed-hooks --bind-roots --userns-range --env-allow
@@ -44,8 +44,10 @@ _agentcage() {
         install) COMPREPLY=($(compgen -W "docker podman containerd --check --tier --config --print" -- "$cur")) ;;
         check) COMPREPLY=($(compgen -W "--json" -- "$cur")) ;;
         policy) COMPREPLY=($(compgen -W "show --tier --bundle" -- "$cur")) ;;
-        audit) COMPREPLY=($(compgen -W "verify" -- "$cur")) ;;
-        approve) COMPREPLY=($(compgen -W "--for --digest --bundle --list --dir" -- "$cur")) ;;
+        audit) COMPREPLY=($(compgen -W "verify show --json --log" -- "$cur")) ;;
+        approve) COMPREPLY=($(compgen -W "--for --digest --bundle --list --dir --egress" -- "$cur")) ;;
+        deny) COMPREPLY=($(compgen -W "--egress" -- "$cur")) ;;
+        pending) COMPREPLY=($(compgen -W "--json --dir" -- "$cur")) ;;
         spec) COMPREPLY=($(compgen -W "--bundle --rootless" -- "$cur")) ;;
         create|run) if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--bundle --pid-file --console-socket --no-pivot --no-new-keyring --preserve-fds --detach" -- "$cur"))
