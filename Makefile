@@ -55,8 +55,10 @@ binaries: $(AGENTCAGE_BIN) $(WATCHDOG_BIN) $(INSTALL_ENGINE_BIN)
 deps:
 	@scripts/setup-deps.sh
 
-$(AGENTCAGE_BIN): $(CLI_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/libagentcage.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# The egress proxy's code, which agentcage runs in-process (hooks/Makefile.inc).
+EGRESS_OBJ := $(BUILD)/hooks/egress_main.o
+$(AGENTCAGE_BIN): $(CLI_SRCS:%.c=$(BUILD)/%.o) $(EGRESS_OBJ) $(BUILD)/libagentcage.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libagentcage.a: $(LIB_OBJS)
 	@rm -f $@

@@ -33,6 +33,8 @@
 #include <limits.h>
 #include <libgen.h>
 #include <malloc.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -61,6 +63,7 @@
 #include <sys/mman.h>
 
 #include "runtime/linux/helper_sandbox.h"
+#include "runtime/linux/hooks.h"
 #include "runtime/linux/rootless.h"
 #include "runtime/linux/sync.h"
 #include "runtime/util/utils.h"
@@ -92,6 +95,8 @@ static struct {
     long max_denials;
     int pidfd;
     struct denials_counter *denials; /* the container's counter (create's file), or NULL */
+    const char *denials_path; /* its path ($AGENTCAGE_DENIALS), or NULL */
+    bool in_runtime; /* started by the runtime in its own process (egress_builtin), not exec'd */
     struct helper_sandbox sandbox;
 } conf = {.port = EGRESS_PROXY_PORT, .pid_dir = DEFAULT_PID_DIR, .pidfd = -1};
 
@@ -648,22 +653,56 @@ static void __attribute__((noreturn)) run_daemon(int listen_fd, int ready)
 /* ================================================================ the hook */
 
 /* Bring lo up in the current (the container's) namespace: the proxy binds
- * 127.0.0.1 there before the runtime's own setup may have done it. */
+ * 127.0.0.1 there before the runtime's own setup may have done it. One
+ * RTM_NEWLINK message: lo is interface 1 in every network namespace. */
 static int loopback_up_here(ac_error_t *err)
 {
-    cleanup_close int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    struct ifreq ifr = {0};
+    cleanup_close int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
     if (s < 0)
-        return ac_error(err, errno, "socket in the container's netns");
-    strcpy(ifr.ifr_name, "lo");
-    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-        return ac_error(err, errno, "get flags of lo");
-    if (ifr.ifr_flags & IFF_UP)
-        return 0;
-    ifr.ifr_flags |= IFF_UP;
-    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-        return ac_error(err, errno, "bring lo up");
+        return ac_error(err, errno, "netlink socket in the container's netns");
+    struct {
+        struct nlmsghdr nh;
+        struct ifinfomsg ifi;
+    } req = {
+        .nh = {.nlmsg_len = sizeof(req), .nlmsg_type = RTM_NEWLINK, .nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK,
+               .nlmsg_seq = 1},
+        .ifi = {.ifi_family = AF_UNSPEC, .ifi_index = 1, .ifi_flags = IFF_UP, .ifi_change = IFF_UP},
+    };
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    if (sendto(s, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) != (ssize_t)sizeof(req))
+        return ac_error(err, errno, "bring lo up: netlink send");
+    struct {
+        struct nlmsghdr nh;
+        struct nlmsgerr e;
+    } ack;
+    ssize_t n;
+    do
+        n = recv(s, &ack, sizeof(ack), 0);
+    while (n < 0 && errno == EINTR);
+    if (n < (ssize_t)sizeof(ack.nh) + (ssize_t)sizeof(int) || ack.nh.nlmsg_type != NLMSG_ERROR)
+        return ac_error(err, n < 0 ? errno : EPROTO, "bring lo up: netlink answer");
+    if (ack.e.error != 0)
+        return ac_error(err, -ack.e.error, "bring lo up");
     return 0;
+}
+
+/* 127.0.0.1:PORT listening in the current network namespace, lo up. */
+static int listen_here(ac_error_t *err)
+{
+    int one = 1;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)conf.port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (loopback_up_here(err) < 0)
+        return -1;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+        bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return ac_error(err, e, "listen on 127.0.0.1:%d in the container", conf.port);
+    }
+    return fd;
 }
 
 /* The listening socket, made inside the container's netns by a child: a
@@ -688,8 +727,21 @@ static int listen_in_container(pid_t pid, ac_error_t *err)
     if (host_st.st_ino == cont_st.st_ino && host_st.st_dev == cont_st.st_dev)
         return ac_error(err, 0, "the container shares the host's network namespace: an egress proxy "
                                 "needs a network namespace of its own");
-    /* A child enters the container's namespace, makes the socket and hands
-     * it back; we never leave the host's (rootless, there is no way back). */
+    /* Root (with CAP_SYS_ADMIN in the namespace's owner) steps into the
+     * container's namespace for the socket and back: no process to fork. */
+    if (geteuid() == 0) {
+        if (setns(container_ns, CLONE_NEWNET) < 0)
+            return ac_error(err, errno, "setns into the container's network namespace");
+        int fd = listen_here(err);
+        if (setns(host_ns, CLONE_NEWNET) < 0) {
+            /* never carry on in the container's namespace */
+            fprintf(stderr, PROG ": cannot return to our network namespace: %s\n", strerror(errno));
+            _exit(1);
+        }
+        return fd;
+    }
+    /* Rootless, a child enters the container's namespaces, makes the
+     * socket and hands it back; we never leave ours (there is no way back). */
     int pair[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
         return ac_error(err, errno, "socketpair");
@@ -702,27 +754,21 @@ static int listen_in_container(pid_t pid, ac_error_t *err)
     if (child == 0) {
         close(pair[0]);
         ac_error_t e = NULL;
-        int fd = -1, one = 1;
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)conf.port),
-                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        /* Rootless, the capability to enter the container's network
-         * namespace is held in its user namespace: enter that first (a
-         * no-op when it is ours). */
+        int fd = -1;
+        /* The capability to enter the container's network namespace is
+         * held in its user namespace: enter that first (a no-op when it is
+         * ours). */
         char upath[64];
         snprintf(upath, sizeof(upath), "/proc/%d/ns/user", pid);
         int user_ns = open(upath, O_RDONLY | O_CLOEXEC);
         struct stat own, theirs;
-        if (user_ns >= 0 && geteuid() != 0 && stat("/proc/self/ns/user", &own) == 0 && fstat(user_ns, &theirs) == 0 &&
+        if (user_ns >= 0 && stat("/proc/self/ns/user", &own) == 0 && fstat(user_ns, &theirs) == 0 &&
             own.st_ino != theirs.st_ino && setns(user_ns, CLONE_NEWUSER) < 0)
             ac_error(&e, errno, "setns into the container's user namespace");
         else if (setns(container_ns, CLONE_NEWNET) < 0)
             ac_error(&e, errno, "setns into the container's network namespace");
-        else if (loopback_up_here(&e) == 0) {
-            fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-            if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-                bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
-                ac_error(&e, errno, "listen on 127.0.0.1:%d in the container", conf.port);
-        }
+        else
+            fd = listen_here(&e);
         if (e) {
             char *msg = ac_error_string(e);
             if (write_all(pair[1], msg, strlen(msg)) < 0)
@@ -750,10 +796,38 @@ static int listen_in_container(pid_t pid, ac_error_t *err)
     return ac_error(err, 0, "%s", msg[0] ? msg : "make the listening socket in the container");
 }
 
-/* Double fork: the daemon is reparented, in a session of its own, with
- * stdio on /dev/null (so it holds no pipe of the runtime or the engine);
- * it tells us through a pipe that it and its worker are ready, or why
- * not. */
+/* The daemon's fds: the listening socket, the ready pipe and the
+ * container's pidfd at fixed numbers above stdio (on /dev/null), every
+ * other fd closed: a daemon forked from the runtime would otherwise hold
+ * the runtime's (its state directory's lock, the engine's pipes). */
+static int daemon_fds(int *listen_fd, int *ready, ac_error_t *err)
+{
+    int *keep[3] = {listen_fd, ready, &conf.pidfd};
+    for (int i = 0; i < 3; i++)
+        if ((*keep[i] = fcntl(*keep[i], F_DUPFD_CLOEXEC, 16)) < 0)
+            return ac_error(err, errno, "fcntl");
+    for (int i = 0; i < 3; i++) {
+        if (dup3(*keep[i], 3 + i, O_CLOEXEC) < 0)
+            return ac_error(err, errno, "dup3");
+        *keep[i] = 3 + i;
+    }
+    if (close_range(6, ~0U, 0) < 0)
+        return ac_error(err, errno, "close_range");
+    int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
+        return ac_error(err, errno, "/dev/null");
+    if (null_fd > 2)
+        close(null_fd);
+    return 0;
+}
+
+/* The daemon is one fork in a session of its own, stdio on /dev/null, so
+ * it holds no pipe of the runtime or the engine; it is reparented when we
+ * exit. It tells us through a pipe that it and its worker are ready, or
+ * why not. Forked from the runtime (conf.in_runtime) it first sheds what
+ * an exec would have: the runtime's signal dispositions and mask, its
+ * environment (the resolver reads RES_OPTIONS, LOCALDOMAIN, HOSTALIASES),
+ * its free heap, and it takes the program's name. */
 static int start_daemon(int listen_fd, ac_error_t *err)
 {
     int ready[2];
@@ -769,23 +843,25 @@ static int start_daemon(int listen_fd, ac_error_t *err)
         return ac_error(err, errno, "fork");
     if (child == 0) {
         close(ready[0]);
+        if (conf.in_runtime) {
+            sigset_t none;
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, NULL);
+            for (int sig = 1; sig < NSIG; sig++)
+                signal(sig, SIG_DFL);
+            clearenv();
+            prctl(PR_SET_NAME, PROG, 0, 0, 0);
+            malloc_trim(0);
+        }
         setsid();
-        pid_t daemon_pid = fork();
-        if (daemon_pid != 0)
-            _exit(daemon_pid < 0 ? 1 : 0);
-        int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
-            _exit(1);
-        if (chdir("/") < 0)
+        ac_error_t e = NULL;
+        if (daemon_fds(&listen_fd, &ready[1], &e) < 0 || chdir("/") < 0)
             _exit(1);
         signal(SIGPIPE, SIG_IGN);
         signal(SIGHUP, SIG_IGN);
         run_daemon(listen_fd, ready[1]);
     }
     close(ready[1]);
-    int status;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-        ;
     char msg[512];
     ssize_t n;
     do
@@ -794,6 +870,9 @@ static int start_daemon(int listen_fd, ac_error_t *err)
     close(ready[0]);
     if (n == 1 && msg[0] == 'R')
         return 0;
+    /* it failed: reap it (it exits right after writing why) */
+    while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+        ;
     msg[n > 0 ? n : 0] = '\0';
     return ac_error(err, 0, "%s", n > 0 ? msg : "the proxy daemon did not start");
 }
@@ -814,9 +893,38 @@ static int limit_from(const struct hook_state *st, const char *key, uint64_t cei
     return 0;
 }
 
+/* Is pid still a proxy of ours? Its name is the program's (the exec'd
+ * program's, or the one the runtime gives the daemon it forks) and its
+ * executable this one or one beside it (the runtime, which may have
+ * started it in-process). */
+static bool is_our_proxy(pid_t pid)
+{
+    char self[PATH_MAX] = "", exe[PATH_MAX] = "", link[64], comm[32] = "";
+    ssize_t a = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+    ssize_t b = readlink(link, exe, sizeof(exe) - 1);
+    if (a <= 0 || b <= 0)
+        return false;
+    self[a] = '\0';
+    exe[b] = '\0';
+    /* a rebuilt binary shows as "PATH (deleted)" */
+    char *deleted = strstr(exe, " (deleted)");
+    if (deleted)
+        *deleted = '\0';
+    snprintf(link, sizeof(link), "/proc/%d/comm", (int)pid);
+    cleanup_close int fd = open(link, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, comm, sizeof(comm) - 1) : -1;
+    comm[n > 0 ? n : 0] = '\0';
+    comm[strcspn(comm, "\n")] = '\0';
+    /* the kernel keeps 15 bytes of a name */
+    if (strncmp(comm, PROG, 15) != 0)
+        return false;
+    char *s = strrchr(self, '/'), *e = strrchr(exe, '/');
+    return strcmp(self, exe) == 0 || (s && e && s - self == e - exe && strncmp(self, exe, (size_t)(s - self)) == 0);
+}
+
 /* poststop: kill the proxy by its pid file, after making sure that pid is
- * still one of ours (/proc/PID/exe is this program). Its worker follows
- * (PR_SET_PDEATHSIG). */
+ * still one of ours (is_our_proxy). Its worker follows (PR_SET_PDEATHSIG). */
 static int stop_proxy(const struct hook_state *st, ac_error_t *err)
 {
     cleanup_free char *path = pid_file_path(st->id);
@@ -832,19 +940,7 @@ static int stop_proxy(const struct hook_state *st, ac_error_t *err)
     uint64_t pid;
     if (parse_uint64(text, &pid) < 0 || pid < 2 || pid > INT_MAX)
         return ac_error(err, 0, "%s: not a pid", path);
-    char self[PATH_MAX] = "", exe[PATH_MAX] = "", link[64];
-    ssize_t a = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-    ssize_t b = readlink(link, exe, sizeof(exe) - 1);
-    if (a > 0)
-        self[a] = '\0';
-    if (b > 0)
-        exe[b] = '\0';
-    /* a rebuilt binary shows as "PATH (deleted)" */
-    char *deleted = strstr(exe, " (deleted)");
-    if (deleted)
-        *deleted = '\0';
-    if (b > 0 && a > 0 && strcmp(self, exe) == 0) {
+    if (is_our_proxy((pid_t)pid)) {
         int pidfd = pidfd_open((pid_t)pid, 0);
         if (pidfd >= 0) {
             pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
@@ -916,11 +1012,11 @@ static void sandbox_ports(void)
 }
 
 /* The runtime's denials counter for this container ($AGENTCAGE_DENIALS,
- * made by create): both pages mapped, the counter and the bytes. Without
+ * made by create: conf.denials_path): both pages mapped, the counter and the bytes. Without
  * one, the bytes are counted in memory shared with the worker only. */
 static int map_denials(ac_error_t *err)
 {
-    const char *path = getenv("AGENTCAGE_DENIALS");
+    const char *path = conf.denials_path;
     void *bytes = MAP_FAILED;
     if (path && *path) {
         cleanup_close int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
@@ -961,7 +1057,20 @@ static int ask_from(const struct hook_state *st, bool allowed, ac_error_t *err)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* What the command line (the hook's args) sets besides conf. */
+struct egress_args {
+    const char *allow, *test, *user, *cidrs;
+    uint64_t max_rate, max_bytes, max_denials;
+    bool stop, deep, ask_allowed;
+    int head_timeout, ask_timeout;
+};
+
+#define EGRESS_ARGS_DEFAULT                                                                                    \
+    {.max_rate = DEFAULT_RATE, .max_bytes = DEFAULT_BYTES, .max_denials = DEFAULT_MAX_DENIALS,                \
+     .head_timeout = DEFAULT_HEAD_TIMEOUT_S, .ask_timeout = DEFAULT_ASK_TIMEOUT_S}
+
+/* The options: 0, 1 after --help, -1 with *err set (a usage error). */
+static int parse_args(int argc, char **argv, struct egress_args *a, ac_error_t *err)
 {
     enum {
         OPT_AUDIT = 256, OPT_PORT, OPT_ALLOW, OPT_RATE, OPT_BYTES, OPT_DENIALS, OPT_PIDDIR, OPT_TEST, OPT_STOP,
@@ -980,13 +1089,10 @@ int main(int argc, char **argv)
         {"stop", no_argument, NULL, OPT_STOP},             {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    cleanup_error ac_error_t err = NULL;
-    const char *allow = NULL, *test = getenv("AGENTCAGE_EGRESS_TEST_RESOLVE"), *user = NULL, *cidrs = NULL;
-    uint64_t max_rate = DEFAULT_RATE, max_bytes = DEFAULT_BYTES, max_denials = DEFAULT_MAX_DENIALS, v;
-    bool stop = false, deep = false, ask_allowed = false;
-    int head_timeout = DEFAULT_HEAD_TIMEOUT_S, ask_timeout = DEFAULT_ASK_TIMEOUT_S;
+    uint64_t v;
     conf.approvals_dir = APPROVALS_DEFAULT_DIR;
     int c;
+    optind = 0; /* glibc: start over (the runtime may parse twice: create, then delete) */
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case OPT_AUDIT: conf.audit_log = optarg; break;
@@ -995,61 +1101,49 @@ int main(int argc, char **argv)
         case OPT_ASK_TIMEOUT: {
             const char *name = c == OPT_PORT ? "--port" : c == OPT_HEAD_TIMEOUT ? "--head-timeout" : "--ask-timeout";
             int max = c == OPT_PORT ? 65535 : 3600;
-            if (parse_uint64(optarg, &v) < 0 || v == 0 || v > (uint64_t)max) {
-                fprintf(stderr, PROG ": %s: expected 1..%d, got `%s`\n", name, max, optarg);
-                return 2;
-            }
-            *(c == OPT_PORT ? &conf.port : c == OPT_HEAD_TIMEOUT ? &head_timeout : &ask_timeout) = (int)v;
+            if (parse_uint64(optarg, &v) < 0 || v == 0 || v > (uint64_t)max)
+                return ac_error(err, 0, "%s: expected 1..%d, got `%s`", name, max, optarg);
+            *(c == OPT_PORT ? &conf.port : c == OPT_HEAD_TIMEOUT ? &a->head_timeout : &a->ask_timeout) = (int)v;
             break;
         }
-        case OPT_CIDR: cidrs = optarg; break;
-        case OPT_DEEP: deep = true; break;
-        case OPT_ASK: ask_allowed = true; break;
+        case OPT_CIDR: a->cidrs = optarg; break;
+        case OPT_DEEP: a->deep = true; break;
+        case OPT_ASK: a->ask_allowed = true; break;
         case OPT_APPROVALS:
-            if (optarg[0] != '/') {
-                fprintf(stderr, PROG ": --approvals-dir: expected an absolute path, got `%s`\n", optarg);
-                return 2;
-            }
+            if (optarg[0] != '/')
+                return ac_error(err, 0, "--approvals-dir: expected an absolute path, got `%s`", optarg);
             conf.approvals_dir = optarg;
             break;
-        case OPT_ALLOW: allow = optarg; break;
+        case OPT_ALLOW: a->allow = optarg; break;
         case OPT_RATE:
         case OPT_BYTES:
-            if (hook_parse_size(optarg, &v) < 0 || v == 0) {
-                fprintf(stderr, PROG ": %s: bad size `%s`\n", c == OPT_RATE ? "--max-rate" : "--max-bytes", optarg);
-                return 2;
-            }
-            *(c == OPT_RATE ? &max_rate : &max_bytes) = v;
+            if (hook_parse_size(optarg, &v) < 0 || v == 0)
+                return ac_error(err, 0, "%s: bad size `%s`", c == OPT_RATE ? "--max-rate" : "--max-bytes", optarg);
+            *(c == OPT_RATE ? &a->max_rate : &a->max_bytes) = v;
             break;
         case OPT_DENIALS:
-            if (parse_uint64(optarg, &max_denials) < 0) {
-                fprintf(stderr, PROG ": --max-denials: bad number `%s`\n", optarg);
-                return 2;
-            }
+            if (parse_uint64(optarg, &a->max_denials) < 0)
+                return ac_error(err, 0, "--max-denials: bad number `%s`", optarg);
             break;
         case OPT_PIDDIR: conf.pid_dir = optarg; break;
-        case OPT_TEST: test = optarg; break;
-        case OPT_USER: user = optarg; break;
+        case OPT_TEST: a->test = optarg; break;
+        case OPT_USER: a->user = optarg; break;
         case OPT_RESOLV:
         case OPT_HOSTS: {
             struct stat rs;
-            if (stat(optarg, &rs) < 0 || !S_ISREG(rs.st_mode)) {
-                fprintf(stderr, PROG ": %s: `%s` is not a regular file\n", c == OPT_RESOLV ? "--resolv-conf" : "--hosts",
-                        optarg);
-                return 2;
-            }
+            if (stat(optarg, &rs) < 0 || !S_ISREG(rs.st_mode))
+                return ac_error(err, 0, "%s: `%s` is not a regular file", c == OPT_RESOLV ? "--resolv-conf" : "--hosts",
+                                optarg);
             *(c == OPT_RESOLV ? &conf.sandbox.resolv_conf : &conf.sandbox.hosts) = optarg;
             break;
         }
-        case OPT_STOP: stop = true; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case OPT_STOP: a->stop = true; break;
+        case 'h': usage(stdout); return 1;
+        default: return ac_error(err, 0, "unknown option (see --help)");
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, PROG ": unexpected argument `%s` (see --help)\n", argv[optind]);
-        return 2;
-    }
+    if (optind < argc)
+        return ac_error(err, 0, "unexpected argument `%s` (see --help)", argv[optind]);
     /* a user who is not root cannot write under /run: the same per-user
      * place for the start and the --stop call */
     static char user_pid_dir[64];
@@ -1057,52 +1151,122 @@ int main(int argc, char **argv)
         snprintf(user_pid_dir, sizeof(user_pid_dir), "/tmp/agentcage-egress-%u", (unsigned)geteuid());
         conf.pid_dir = user_pid_dir;
     }
-    struct hook_state st;
-    if (hook_state_read(0, &st, &err) < 0)
-        die_error(&err);
-    conf.id = xstrdup(st.id);
-    if (stop) {
-        if (stop_proxy(&st, &err) < 0)
-            die_error(&err);
-        return 0;
-    }
-    if (st.pid <= 0) {
-        fprintf(stderr, PROG ": bad state on stdin: no \"pid\" of the container's init (run as createRuntime hook)\n");
-        return 1;
-    }
-    if (!allow)
-        allow = hook_state_annotation(&st, "io.agentcage.egress");
+    return 0;
+}
+
+/* The hook's work once the options and the state are read: start the
+ * container's proxy, or (--stop) kill it. */
+static int egress_hook(const struct egress_args *a, const struct hook_state *st, ac_error_t *err)
+{
+    conf.id = xstrdup(st->id);
+    if (a->stop)
+        return stop_proxy(st, err);
+    if (st->pid <= 0)
+        return ac_error(err, 0, "bad state on stdin: no \"pid\" of the container's init (run as createRuntime hook)");
+    const char *allow = a->allow ? a->allow : hook_state_annotation(st, "io.agentcage.egress");
+    uint64_t v;
     conf.allow_text = allow ? allow : "";
-    egress_conf.head_timeout_s = head_timeout;
-    egress_conf.ask_timeout_s = ask_timeout;
-    if (egress_allowlist_parse(allow ? allow : "", deep ? EGRESS_HOST_DEEP_WILDCARD : 0, &egress_conf.allow, &err) < 0 ||
-        (cidrs && egress_cidrs_parse(cidrs, "--allow-cidr", &egress_conf.allow_cidr, &err) < 0) ||
-        (test && parse_test_resolve(test, &err) < 0) ||
-        limit_from(&st, "io.agentcage.egress-rate", max_rate, &egress_conf.rate, &err) < 0 ||
-        limit_from(&st, "io.agentcage.egress-bytes", max_bytes, &egress_conf.cap, &err) < 0 ||
-        limit_from(&st, "io.agentcage.max-denials", max_denials ? max_denials : UINT64_MAX, &v, &err) < 0 ||
-        ask_from(&st, ask_allowed, &err) < 0 || choose_user(user, &err) < 0 || map_denials(&err) < 0)
-        die_error(&err);
+    egress_conf.head_timeout_s = a->head_timeout;
+    egress_conf.ask_timeout_s = a->ask_timeout;
+    if (egress_allowlist_parse(allow ? allow : "", a->deep ? EGRESS_HOST_DEEP_WILDCARD : 0, &egress_conf.allow, err) < 0 ||
+        (a->cidrs && egress_cidrs_parse(a->cidrs, "--allow-cidr", &egress_conf.allow_cidr, err) < 0) ||
+        (a->test && parse_test_resolve(a->test, err) < 0) ||
+        limit_from(st, "io.agentcage.egress-rate", a->max_rate, &egress_conf.rate, err) < 0 ||
+        limit_from(st, "io.agentcage.egress-bytes", a->max_bytes, &egress_conf.cap, err) < 0 ||
+        limit_from(st, "io.agentcage.max-denials", a->max_denials ? a->max_denials : UINT64_MAX, &v, err) < 0 ||
+        ask_from(st, a->ask_allowed, err) < 0 || choose_user(a->user, err) < 0 || map_denials(err) < 0)
+        return -1;
     /* a ceiling of 0 (never kill) lets the annotation choose a count */
     conf.max_denials = v == UINT64_MAX ? 0 : v > LONG_MAX ? LONG_MAX : (long)v;
     if (egress_conf.rate == 0)
         egress_conf.rate = 1;
-    if (egress_conf.ask && mkdir_p(conf.approvals_dir, 0700, &err) < 0)
-        die_error(&err);
+    if (egress_conf.ask && mkdir_p(conf.approvals_dir, 0700, err) < 0)
+        return -1;
     if (egress_conf.ask) {
         cleanup_free char *dir = approval_egress_dir(conf.approvals_dir);
-        if (mkdir_p(dir, 0700, &err) < 0)
-            die_error(&err);
+        if (mkdir_p(dir, 0700, err) < 0)
+            return -1;
     }
     conf.sandbox.max_fds = 2 * EGRESS_MAX_CONNECTIONS + 32;
     sandbox_ports();
-    conf.pidfd = pidfd_open(st.pid, 0);
-    if (conf.pidfd < 0) {
-        ac_error(&err, errno, "pidfd_open of the container's init %d", st.pid);
-        die_error(&err);
+    conf.pidfd = pidfd_open(st->pid, 0);
+    if (conf.pidfd < 0)
+        return ac_error(err, errno, "pidfd_open of the container's init %d", st->pid);
+    int listen_fd = listen_in_container(st->pid, err);
+    if (listen_fd < 0)
+        return -1;
+    int r = start_daemon(listen_fd, err);
+    close(listen_fd);
+    close(conf.pidfd);
+    conf.pidfd = -1;
+    return r;
+}
+
+/* NAME's value in the hook's own env, then in what the runtime adds to
+ * every hook's (hooks_extra_env): what an exec'd hook's getenv would see. */
+static const char *hook_env(const struct oci_hook *hook, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < hook->n_env; i++)
+        if (strncmp(hook->env[i], name, n) == 0 && hook->env[i][n] == '=')
+            return hook->env[i] + n + 1;
+    const char *extra = hooks_extra_env();
+    if (extra && strncmp(extra, name, n) == 0 && extra[n] == '=')
+        return extra + n + 1;
+    return NULL;
+}
+
+/* The same from inside the runtime (hooks_builtin_register): the hook's
+ * args and env as config.json has them, the state as text; errors come
+ * back instead of an exit. */
+static int egress_builtin(const struct oci_hook *hook, const char *state_json, ac_error_t *err)
+{
+    struct egress_args a = EGRESS_ARGS_DEFAULT;
+    a.test = hook_env(hook, "AGENTCAGE_EGRESS_TEST_RESOLVE");
+    conf.denials_path = hook_env(hook, "AGENTCAGE_DENIALS");
+    char *default_args[] = {hook->path, NULL};
+    char **argv = hook->args ? hook->args : default_args;
+    int argc = hook->args ? (int)hook->n_args : 1;
+    struct hook_state st;
+    int saved_opterr = opterr, r;
+    opterr = 0; /* an unknown option is our error message, not getopt's */
+    conf.in_runtime = true;
+    r = parse_args(argc, argv, &a, err);
+    opterr = saved_opterr;
+    if (r == 0)
+        r = hook_state_parse(state_json, &st, err);
+    if (r == 0) {
+        r = egress_hook(&a, &st, err);
+        hook_state_free(&st);
     }
-    int listen_fd = listen_in_container(st.pid, &err);
-    if (listen_fd < 0 || start_daemon(listen_fd, &err) < 0)
+    if (r < 0)
+        ac_error_wrap(err, PROG);
+    return r < 0 ? -1 : 0;
+}
+
+__attribute__((constructor)) static void egress_builtin_register(void)
+{
+    hooks_builtin_register(PROG, egress_builtin);
+}
+
+int egress_program_main(int argc, char **argv)
+{
+    cleanup_error ac_error_t err = NULL;
+    struct egress_args a = EGRESS_ARGS_DEFAULT;
+    a.test = getenv("AGENTCAGE_EGRESS_TEST_RESOLVE");
+    conf.denials_path = getenv("AGENTCAGE_DENIALS");
+    int r = parse_args(argc, argv, &a, &err);
+    if (r == 1)
+        return 0;
+    if (r < 0) {
+        cleanup_free char *msg = ac_error_string(err);
+        fprintf(stderr, PROG ": %s\n", msg);
+        if (strstr(msg, "unknown option"))
+            usage(stderr);
+        return 2;
+    }
+    struct hook_state st;
+    if (hook_state_read(0, &st, &err) < 0 || egress_hook(&a, &st, &err) < 0)
         die_error(&err);
     return 0;
 }

@@ -24,6 +24,12 @@ int hook_state_read(int fd, struct hook_state *st, ac_error_t *err)
     size_t len;
     if (read_all_fd(fd, &text, &len, err) < 0)
         return ac_error_wrap(err, "read the state on stdin");
+    return hook_state_parse(text, st, err);
+}
+
+int hook_state_parse(const char *text, struct hook_state *st, ac_error_t *err)
+{
+    memset(st, 0, sizeof(*st));
     char errbuf[256];
     st->tree = yajl_tree_parse(text, errbuf, sizeof(errbuf));
     if (!st->tree || !YAJL_IS_OBJECT(st->tree)) {

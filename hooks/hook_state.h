@@ -24,6 +24,8 @@ struct hook_state {
  * container id (so it can name a file), "pid" when present a positive
  * integer. Errors are one line: "bad state on stdin: no \"id\"". */
 int hook_state_read(int fd, struct hook_state *st, ac_error_t *err);
+/* The same from the text (a runtime that runs a hook in its own process). */
+int hook_state_parse(const char *text, struct hook_state *st, ac_error_t *err);
 void hook_state_free(struct hook_state *st);
 /* An annotation's value, NULL when missing or not a string. */
 const char *hook_state_annotation(const struct hook_state *st, const char *key);

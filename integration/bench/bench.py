@@ -349,7 +349,8 @@ class Bench:
     def egress_processes(prefix):
         """The egress proxies of the containers PREFIX-*: the daemon named
         in its pid file (named by the container id; the audit writer) and
-        its children (the worker), when they run agentcage-egress."""
+        its children (the worker), when they are named agentcage-egress
+        (the program, or agentcage's in-process proxy)."""
         writers = set()
         try:
             pid_files = os.listdir(EGRESS_PID_DIR)
@@ -361,8 +362,11 @@ class Bench:
             try:
                 with open(os.path.join(EGRESS_PID_DIR, name)) as f:
                     pid = int(f.read().split()[0])
-                if os.path.basename(os.readlink(f"/proc/{pid}/exe").replace(" (deleted)", "")) == "agentcage-egress":
-                    writers.add(pid)
+                # the program, or the runtime that forked it in-process
+                # (named agentcage-egress, cut to 15 bytes by the kernel)
+                with open(f"/proc/{pid}/comm") as f:
+                    if f.read().strip() == "agentcage-egres":
+                        writers.add(pid)
             except (OSError, ValueError, IndexError):
                 continue
         procs = set(writers)

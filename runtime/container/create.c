@@ -170,6 +170,7 @@ static int supervise_setup(struct create_ctx *c, int sync_fd, const struct oci_s
         switch (t) {
         case SYNC_RUN_HOOKS: {
             cleanup_free char *state = container_hook_state(st, STATUS_CREATING);
+            container_hooks_builtin(st->tier);
             if (run_runtime_hooks(spec, state, err) < 0)
                 return -1;
             if (sync_send(sync_fd, SYNC_HOOKS_DONE, NULL, 0) < 0)

@@ -31,6 +31,18 @@ int container_load_config(const struct global_opts *g, const char *id, struct oc
     return spec_load(path, spec, err);
 }
 
+void container_hooks_builtin(int tier)
+{
+    if (tier == TIER_NONE) {
+        hooks_builtin_enable(NULL);
+        return;
+    }
+    /* the helpers installed with this binary (beside it, or the compiled-in
+     * directory); an operator's --hooks-dir or --helpers-dir may hold a
+     * wrapper of its own, which is exec'd */
+    hooks_builtin_enable(helpers_default_dir());
+}
+
 /* Hooks whose failure only warns (poststart, poststop), as runtime-spec
  * says. */
 static void run_hooks_warn(const struct global_opts *g, const struct container_state *st, enum oci_hook_kind kind,
@@ -48,6 +60,7 @@ static void run_hooks_warn(const struct global_opts *g, const struct container_s
     if (spec->hooks.n_hooks[kind] == 0)
         return;
     cleanup_free char *state = container_hook_state(st, status);
+    container_hooks_builtin(st->tier);
     hooks_run_warn(kind, spec->hooks.hooks[kind], spec->hooks.n_hooks[kind], state);
 }
 

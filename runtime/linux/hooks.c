@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 static const char *extra_env;
 
 void hooks_set_extra_env(const char *entry) { extra_env = entry; }
+const char *hooks_extra_env(void) { return extra_env; }
 
 /* Below 3 means it sits where a standard fd belongs: move it up. */
 static int above_stdio(int fd)
@@ -256,12 +258,55 @@ static int run_hook(const char *kind, size_t i, const struct oci_hook *hook, con
     return 0;
 }
 
+/* The hook programs this binary carries (registered by name), and the
+ * directory whose copies of them it runs in-process (NULL: none). */
+#define BUILTINS_MAX 4
+static struct {
+    const char *name;
+    hook_builtin_fn run;
+} builtins[BUILTINS_MAX];
+static size_t n_builtins;
+static char *builtin_dir;
+
+void hooks_builtin_register(const char *name, hook_builtin_fn run)
+{
+    if (n_builtins < BUILTINS_MAX)
+        builtins[n_builtins++] = (typeof(builtins[0])){name, run};
+}
+
+void hooks_builtin_enable(const char *dir)
+{
+    free(builtin_dir);
+    builtin_dir = dir ? xstrdup(dir) : NULL;
+}
+
+static hook_builtin_fn builtin_of(const struct oci_hook *hook)
+{
+    size_t n = builtin_dir ? strlen(builtin_dir) : 0;
+    if (!builtin_dir || !hook->path || strncmp(hook->path, builtin_dir, n) != 0 || hook->path[n] != '/')
+        return NULL;
+    for (size_t i = 0; i < n_builtins; i++)
+        if (strcmp(hook->path + n + 1, builtins[i].name) == 0)
+            return builtins[i].run;
+    return NULL;
+}
+
+static int run_one(const char *kind, size_t i, const struct oci_hook *hook, const char *state, ac_error_t *err)
+{
+    hook_builtin_fn builtin = builtin_of(hook);
+    if (builtin == NULL)
+        return run_hook(kind, i, hook, state, err);
+    if (builtin(hook, state, err) < 0)
+        return ac_error_wrap(err, "%s hook #%zu (%s)", kind, i, hook->path);
+    return 0;
+}
+
 int hooks_run(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, const char *state_json,
               ac_error_t *err)
 {
     const char *kind_name = (unsigned) kind < HOOK_KIND_COUNT ? oci_hook_kind_names[kind] : "unknown";
     for (size_t i = 0; i < n; i++)
-        if (run_hook(kind_name, i, &hooks[i], state_json, err) < 0)
+        if (run_one(kind_name, i, &hooks[i], state_json, err) < 0)
             return -1;
     return 0;
 }
@@ -271,7 +316,7 @@ void hooks_run_warn(enum oci_hook_kind kind, const struct oci_hook *hooks, size_
     const char *kind_name = (unsigned) kind < HOOK_KIND_COUNT ? oci_hook_kind_names[kind] : "unknown";
     for (size_t i = 0; i < n; i++) {
         ac_error_t err = NULL;
-        if (run_hook(kind_name, i, &hooks[i], state_json, &err) < 0) {
+        if (run_one(kind_name, i, &hooks[i], state_json, &err) < 0) {
             char *msg = ac_error_string(err);
             ac_warn("%s", msg);
             dprintf(2, "agentcage: warning: %s\n", msg);

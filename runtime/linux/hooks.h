@@ -17,9 +17,27 @@ int hooks_run(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, c
  * besides its own (NULL: none): a tiered container's denials counter,
  * $AGENTCAGE_DENIALS, for its egress proxy. The string must outlive the runs. */
 void hooks_set_extra_env(const char *entry);
+/* That entry (NULL: none), for a hook run in-process (hooks_builtin_register). */
+const char *hooks_extra_env(void);
 
 /* The same for hooks whose failure only warns (poststart, poststop): every
  * hook runs, a failing one is logged as a warning. */
 void hooks_run_warn(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, const char *state_json);
+
+/* A hook program this binary also carries: run(hook, state, err) does in
+ * the runtime's own process what the program would do with that hook's
+ * args and env and the state on its stdin (no fork and exec of a program
+ * on the hot path). Returns 0, or -1 with *err set. */
+typedef int (*hook_builtin_fn)(const struct oci_hook *hook, const char *state_json, ac_error_t *err);
+
+/* Register a carried program by its file name (at start-up: the program's
+ * code registers itself from a constructor). */
+void hooks_builtin_register(const char *name, hook_builtin_fn run);
+
+/* From now on, a hook whose path is DIR/NAME of a registered NAME runs
+ * in-process; NULL: every hook is exec'd. The runtime enables its own
+ * directory for a tier's container only: there the hooks are the tier's own
+ * (tier_map_hooks refuses the bundle's), written by policy_hooks_add. */
+void hooks_builtin_enable(const char *dir);
 
 #endif
