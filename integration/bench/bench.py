@@ -382,6 +382,18 @@ class Bench:
                 procs.add(int(d))
         return procs
 
+    @staticmethod
+    def memcg_usages(prefix, n):
+        """KiB in the v1 memory cgroup of each container PREFIX-0..n-1."""
+        out = []
+        for i in range(n):
+            try:
+                with open(f"{CGROUP_ROOT}/memory/{BENCH_PARENT}/{prefix}-{i}/memory.usage_in_bytes") as f:
+                    out.append(int(f.read()) / 1024)
+            except OSError:
+                pass
+        return out
+
     def bench_alive(self, variants, n):
         log(f"alive: {n} sleeping containers per variant")
         out = {}
@@ -401,13 +413,7 @@ class Bench:
             egress_rss = sum(self.smaps_rollup(x)[0] for x in egress)
             egress_pss = sum(self.smaps_rollup(x)[1] for x in egress)
             egress_kernel = sum(self.kernel_kib(x) for x in egress)
-            memcg = []
-            for i in range(n):
-                try:
-                    with open(f"{CGROUP_ROOT}/memory/{BENCH_PARENT}/{p}-{i}/memory.usage_in_bytes") as f:
-                        memcg.append(int(f.read()) / 1024)
-                except OSError:
-                    pass
+            memcg = self.memcg_usages(p, n)
             lst = self.timeit([cmd + ["list"]], 20, subreaper=False)
             st = self.timeit([cmd + ["state", f"{p}-{n // 2}"]], 20, subreaper=False)
             self.timeit([cmd + ["delete", "--force", cid]], n, jobs=2, subreaper=False)
@@ -427,6 +433,61 @@ class Bench:
                       "state_ms": median([x["wall_ns"] / 1e6 for x in st["steps"][0]])}
             log(f"  {v}: {started} alive, {len(owned)} runtime-owned processes, list {out[v]['list_ms']:.1f} ms")
         self.results["alive"] = out
+
+    # ---- 8: many tier-2 sleepers at once (issue 20) ----------------------
+    @staticmethod
+    def mem_available_kib():
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1])
+        return 0
+
+    def bench_many(self, v, n, jobs):
+        """n containers of variant v (tier 2: each with its watchdog and
+        its egress proxy's writer and worker) created and started by `jobs`
+        workers; the time until all run, the host's MemAvailable they took
+        per container, and the resident cost of the runtime's processes per
+        kind (watchdog, proxy)."""
+        log(f"many: {n} sleeping {v} containers, {jobs} workers")
+        cmd = self.variant_cmd(v)
+        p = f"{self.tag}{v}m"
+        b, cid = self.make_bundles(p, n, ["/bin/sleep", "1000000"])
+        before = self.mem_available_kib()
+        o = self.timeit([cmd + ["create", "--bundle", b, cid], cmd + ["start", cid]], n, jobs=jobs, subreaper=False)
+        started = sum(1 for x in o["steps"][1] if x["status"] == 0)
+        time.sleep(1.0)
+        after = self.mem_available_kib()
+        owned, workload = self.resident_processes(p)
+        egress = self.egress_processes(p)
+        kinds = {"watchdog": set(), "proxy": egress}
+        for pid in owned - egress:
+            try:
+                if os.path.basename(os.readlink(f"/proc/{pid}/exe").replace(" (deleted)", "")) == "agentcage-watchdog":
+                    kinds["watchdog"].add(pid)
+            except OSError:
+                pass
+        per = {}
+        for k, pids in kinds.items():
+            rss = [self.smaps_rollup(x)[0] for x in pids]
+            per[k] = {"procs": len(pids),
+                      "rss_kib_per_proc": median(rss),
+                      "rss_kib_per_ctr": sum(rss) / max(started, 1),
+                      "pss_kib_per_ctr": sum(self.smaps_rollup(x)[1] for x in pids) / max(started, 1),
+                      "kernel_kib_per_ctr": sum(self.kernel_kib(x) for x in pids) / max(started, 1)}
+        memcg = self.memcg_usages(p, n)
+        d = self.timeit([cmd + ["delete", "--force", cid]], n, jobs=jobs, subreaper=False)
+        self.sweep(v)
+        self.drop_bundles(p, n)
+        total_s = o["total"]["wall_ns"] / 1e9 if o["total"] else float("nan")
+        self.results["many"] = {
+            "variant": v, "n": n, "jobs": jobs, "started": started, "start_all_s": total_s,
+            "containers_per_s": started / total_s if total_s else float("nan"),
+            "mem_available_kib_per_ctr": (before - after) / max(started, 1),
+            "memcg_kib_median": median(memcg), "kinds": per,
+            "delete_all_s": d["total"]["wall_ns"] / 1e9 if d["total"] else float("nan")}
+        log(f"  {started} of {n} started in {total_s:.1f} s, {(before - after) / max(started, 1):.0f} KiB "
+            f"MemAvailable each")
 
     # ---- 6: syscall cost inside a container -----------------------------
     def bench_syscalls(self, variants, rounds, count):
@@ -665,6 +726,21 @@ def report(b, quick):
         for v, s in eg.items():
             L.append(f"| {v} | {s['egress_procs']} | {fmt(s['egress_rss_kib_per_ctr'])} | {fmt(s['egress_pss_kib_per_ctr'])} | "
                      f"{fmt(s['egress_kernel_kib_per_ctr'])} |")
+    mn = R.get("many")
+    if mn:
+        L.append("")
+        L.append(f"### 8. {mn['n']} tier-{mn['variant'][1:]} sleepers at once ({mn['jobs']} workers creating and starting)")
+        L.append("")
+        L.append("| started | time to start all s | containers/s | host MemAvailable taken KiB/ctr | memcg usage KiB/ctr | delete all s |")
+        L.append("|---|---|---|---|---|---|")
+        L.append(f"| {mn['started']} | {fmt(mn['start_all_s'])} | {fmt(mn['containers_per_s'])} | "
+                 f"{fmt(mn['mem_available_kib_per_ctr'], '.0f')} | {fmt(mn['memcg_kib_median'], '.0f')} | {fmt(mn['delete_all_s'])} |")
+        L.append("")
+        L.append("| runtime process | processes | RSS KiB per process (median) | RSS KiB/ctr | PSS KiB/ctr | page tables + kernel stacks KiB/ctr |")
+        L.append("|---|---|---|---|---|---|")
+        for k, s in mn["kinds"].items():
+            L.append(f"| {k} | {s['procs']} | {fmt(s['rss_kib_per_proc'], '.0f')} | {fmt(s['rss_kib_per_ctr'], '.0f')} | "
+                     f"{fmt(s['pss_kib_per_ctr'], '.0f')} | {fmt(s['kernel_kib_per_ctr'], '.0f')} |")
     sc = R.get("syscalls", {})
     if sc:
         L.append("")
@@ -759,6 +835,14 @@ def report(b, quick):
                 kib = al[v]["egress_pss_kib_per_ctr"] + al[v]["egress_kernel_kib_per_ctr"]
                 target(f"egress proxy resident per tier-{v[1]} container <= 1 MiB",
                        f"{kib:.0f} KiB PSS + page tables + kernel stacks ({al[v]['egress_procs']} processes)", kib <= 1024)
+    if mn:
+        target(f"{mn['n']} tier-2 sleepers all started", f"{mn['started']} in {mn['start_all_s']:.1f} s, "
+               f"{mn['mem_available_kib_per_ctr']:.0f} KiB of MemAvailable each", mn["started"] == mn["n"])
+        wd, px = mn["kinds"]["watchdog"], mn["kinds"]["proxy"]
+        target("watchdog <= 512 KiB RSS", f"{wd['rss_kib_per_proc']:.0f} KiB", wd["rss_kib_per_proc"] <= 512)
+        target("egress proxy <= 1 MiB RSS idle (writer + worker, RSS counts shared pages)",
+               f"{px['rss_kib_per_ctr']:.0f} KiB RSS, {px['pss_kib_per_ctr'] + px['kernel_kib_per_ctr']:.0f} KiB PSS + kernel",
+               px["rss_kib_per_ctr"] <= 1024)
     if sc and "t1" in sc and "agentcage" in sc:
         r = sc["t1"]["getppid_ns"] / sc["agentcage"]["getppid_ns"]
         target("getppid under tier-1 filter <= 1.1x no filter" + ("" if b.tier_active else " (tier mapping not active)"),
@@ -785,7 +869,7 @@ def main():
     ap.add_argument("--crun", default="/usr/bin/crun")
     ap.add_argument("--docker-config", default="")
     ap.add_argument("--tag", required=True)
-    ap.add_argument("--only", default="1,3,4,5,6,7", help="sections to run (1 includes 2)")
+    ap.add_argument("--only", default="1,3,4,5,6,7,8", help="sections to run (1 includes 2)")
     ap.add_argument("--json", help="write raw results here")
     ap.add_argument("--checks", help="append ok/FAIL lines (functional, not the targets) here")
     ap.add_argument("--report", help="write the markdown table here")
@@ -813,6 +897,8 @@ def main():
                              rounds=1 if a.quick else 7, count=300000 if a.quick else 2000000)
         if "7" in only:
             b.bench_egress(100, rounds=1 if a.quick else 3, per_round=2 if a.quick else 3)
+        if "8" in only:
+            b.bench_many("t2", 50 if a.quick else 1000, 8)
     finally:
         b.cleanup()
     if a.checks:
@@ -830,6 +916,10 @@ def main():
             for v, s in b.results.get("egress", {}).items():
                 f.write(("ok" if s["failed"] == 0 else "FAIL") + f" - {v}: {s['size_mib']} MiB downloaded "
                         f"{'through the egress proxy' if v == 't2' else 'directly'}\n")
+            mn = b.results.get("many")
+            if mn:
+                f.write(("ok" if mn["started"] == mn["n"] else "FAIL") +
+                        f" - {mn['started']} of {mn['n']} tier-2 sleepers started at once\n")
             for v, s in b.results.get("syscalls", {}).items():
                 f.write(("ok" if s["n"] > 0 else "FAIL") + f" - {v}: syscall probe ran\n")
     text = report(b, a.quick)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # agentcage against runc and crun, side by side (issue 6).
 #
-#   integration/bench/run.sh [--quick] [--check] [--only 1,3,4,5,6,7] [--report FILE] [--json FILE]
+#   integration/bench/run.sh [--quick] [--check] [--only 1,3,4,5,6,7,8] [--report FILE] [--json FILE]
 #
 # --check (for integration/run-all.sh) adds functional ok/FAIL lines (each
 # runtime ran, no batch failed, everything cleaned up, the host's cgroup2
