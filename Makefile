@@ -22,7 +22,8 @@ CFLAGS ?= -O2 -g
 override CFLAGS += -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 	-Wno-missing-field-initializers -fno-strict-aliasing \
 	-I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+# libselinux is dlopen'd for a config with a label only (runtime/util/selinux.c)
+LDLIBS := $(shell pkg-config --libs $(filter-out libselinux,$(PKGS)) 2>/dev/null) -lm
 
 BUILD := build
 # The binary lands at the top for the default build, inside any other build

@@ -2,7 +2,6 @@
  * of `agentcage spec` and the runtime-spec "features" document. Both are
  * produced with yajl_gen so the output is always valid JSON. */
 #include <seccomp.h>
-#include <selinux/selinux.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/capability.h>
@@ -10,6 +9,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "runtime/util/build_info.h"
+#include "runtime/util/selinux.h"
 #include "runtime/util/utils.h"
 #include "spec/spec.h"
 
@@ -335,7 +335,10 @@ char *spec_features_json(void)
     yajl_gen_map_close(g);
     gen_string(g, "selinux");
     yajl_gen_map_open(g);
-    gen_key_bool(g, "enabled", is_selinux_enabled() > 0);
+    ac_error_t no_lib = NULL;
+    bool selinux = ac_selinux_load(&no_lib) == 0 && ac_selinux_enabled() > 0;
+    ac_error_free(&no_lib);
+    gen_key_bool(g, "enabled", selinux);
     yajl_gen_map_close(g);
     yajl_gen_map_close(g); /* linux */
 

@@ -34,6 +34,7 @@
 #include "runtime/linux/sync.h"
 #include "runtime/linux/terminal.h"
 #include "runtime/linux/userns.h"
+#include "runtime/util/selinux.h"
 #include "runtime/util/utils.h"
 
 /* What create has made so far, for the rollback. */
@@ -712,6 +713,12 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     }
     if (spec->process == NULL)
         return ac_error(err, 0, "config.json: process: required to create a container");
+    /* libselinux only for a label, loaded here: the init applies it where it
+     * could load no library of the host's */
+    if (((spec->process->selinux_label && *spec->process->selinux_label) ||
+         (spec->linux && spec->linux->mount_label && *spec->linux->mount_label)) &&
+        ac_selinux_load(err) < 0)
+        return ac_error_wrap(err, "config.json: process.selinuxLabel / linux.mountLabel");
     /* What a tier enforces beyond config.json is keyed off the tier
      * tier_map returned, never off annotations alone: on a plain container
      * a user-written io.agentcage.* annotation does nothing. */

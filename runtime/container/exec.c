@@ -28,6 +28,7 @@
 #include "runtime/linux/sync.h"
 #include "runtime/linux/terminal.h"
 #include "runtime/linux/userns.h"
+#include "runtime/util/selinux.h"
 #include "runtime/util/utils.h"
 #include "hooks/policy_hooks.h"
 #include "tier-annotations/tier.h"
@@ -293,6 +294,10 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
         }
     }
     c.sync_fd = sync_fds[1];
+    /* the child sets the label inside the container: it cannot load the
+     * library there */
+    if (c.process->selinux_label && *c.process->selinux_label && ac_selinux_load(err) < 0)
+        goto out;
     if (st->cgroup_path[0])
         cgroup_fd = cgroup_v2_dirfd(st->cgroup_path);
     bool into_cgroup;

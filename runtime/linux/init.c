@@ -18,7 +18,6 @@
 #include <linux/ioprio.h>
 #include <net/if.h>
 #include <sched.h>
-#include <selinux/selinux.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

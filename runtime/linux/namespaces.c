@@ -9,7 +9,6 @@
 #include <linux/ioprio.h>
 #include <net/if.h>
 #include <sched.h>
-#include <selinux/selinux.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,6 @@
 #include <linux/ioprio.h>
 #include <net/if.h>
 #include <sched.h>
-#include <selinux/selinux.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +30,7 @@
 #include "runtime/linux/sync.h"
 #include "runtime/linux/terminal.h"
 #include "runtime/linux/tier_seccomp.h"
+#include "runtime/util/selinux.h"
 #include "runtime/util/utils.h"
 #include "tier-annotations/tier.h"
 /* The caller's file descriptors a tiered container inherits (stdio and
@@ -207,8 +207,9 @@ static int apply_labels(const struct oci_process *p, ac_error_t *err)
         ac_error_free(&ignore);
     }
     if (p->selinux_label && *p->selinux_label) {
-        if (is_selinux_enabled() > 0) {
-            if (setexeccon(p->selinux_label) < 0)
+        /* not loaded (-1): setexeccon fails with ENOSYS, never ignored */
+        if (ac_selinux_enabled() != 0) {
+            if (ac_selinux_setexeccon(p->selinux_label) < 0)
                 return ac_error(err, errno, "process.selinuxLabel `%s`", p->selinux_label);
         } else {
             ac_debug("SELinux is not enabled: ignoring process.selinuxLabel");

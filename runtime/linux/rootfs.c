@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sched.h>
-#include <selinux/selinux.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -27,6 +26,7 @@
 #include "runtime/linux/protect.h"
 #include "runtime/linux/rootfs.h"
 #include "runtime/linux/userns.h"
+#include "runtime/util/selinux.h"
 #include "runtime/util/utils.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -121,7 +121,9 @@ static const char *selinux_mount_label(const struct oci_spec *spec)
     const char *label = spec->linux ? spec->linux->mount_label : NULL;
     if (label == NULL || *label == '\0')
         return NULL;
-    if (is_selinux_enabled() <= 0) {
+    /* -1 (not loaded: create loads it for a label) keeps the label, and
+     * the mount then fails rather than drops it */
+    if (ac_selinux_enabled() == 0) {
         ac_debug("SELinux is off: ignoring mountLabel `%s`", label);
         return NULL;
     }
