@@ -146,9 +146,10 @@ void bind_overlays_finish(const struct global_opts *g, const char *state_dir, co
 int project_watch_start(const char *state_dir, const struct oci_spec *spec, ac_error_t *err);
 void project_watch_finish(const struct global_opts *g, const char *state_dir, const char *id);
 
-/* At a tier (tier != TIER_NONE), the tier's own hook programs beside this
- * binary (agentcage-egress) run in the runtime's process instead of being
- * exec'd (hooks_builtin_enable); a plain container's hooks are all exec'd. */
+/* At a tier (tier != TIER_NONE), the tier's own hook programs installed
+ * with this binary (agentcage-egress in helpers_default_dir()) run in the
+ * runtime's process instead of being exec'd (hooks_builtin_enable); a plain
+ * container's hooks are all exec'd. */
 void container_hooks_builtin(int tier);
 int container_load_config(const struct global_opts *g, const char *id, struct oci_spec **spec, ac_error_t *err);
 
