@@ -105,6 +105,24 @@ test_every_end_is_in_the_trail() {
     ok "$REPO_DIR/agentcage" audit verify "$AUDIT"
 }
 
+# an init its parent reaps only after delete returns (a caller that is the
+# init's subreaper and waits for the runtime first): delete takes the exit
+# status from /proc while the init is unreaped, rather than waiting for the
+# watchdog, which can only read it after the reap
+test_unreaped_init_status_at_delete() {
+    CID="$(new_id)"; make_bundle "$CID" /bin/sleep 60
+    cfg '.annotations = {"io.agentcage.tier": "1"}'
+    OUT="$(python3 -c 'import ctypes, subprocess, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: the init is ours, left unreaped
+bundle, cid, rt = sys.argv[1], sys.argv[2], sys.argv[3:]
+for verb in (["create", "--bundle", bundle, cid], ["start", cid], ["delete", "--force", cid]):
+    subprocess.run(rt + verb, check=True, stdin=subprocess.DEVNULL)
+print("deleted")' "$BUNDLE" "$CID" "$RUNTIME" --root "$ROOT" --audit-log "$T/state/audit.jsonl" \
+        --approvals-dir "$T/state/approvals" 2>&1)"
+    assert_eq "$OUT" deleted "create, start, delete --force under a subreaper that does not reap"
+    has "$(record_of container-exited)" '"tier":1,"cause":"delete-kill","signal":"KILL"' '"wallMs":' '"killedByDelete":true'
+}
+
 # audit show ID: one container's trail, in order, human-readable and as JSON;
 # another container's records are not in it; bad input is one clear line.
 test_audit_show_prints_one_containers_trail() {

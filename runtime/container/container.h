@@ -85,7 +85,8 @@ void container_audit(const struct global_opts *g, const char *event, const char 
  * its exit status or signal, why it ended, wall time, OOM kills, peak
  * memory, denials and bytes through the egress proxy. Before the cgroup
  * goes; after the watchdog has ended. */
-void container_audit_end(const struct global_opts *g, const struct container_state *st, bool killed_by_delete);
+void container_audit_end(const struct global_opts *g, const struct container_state *st, bool killed_by_delete,
+                         int zombie_status);
 
 /* the watchdog's socket for exec's listeners, in the state dir */
 #define WATCHDOG_SOCKET "watchdog.sock"

@@ -105,7 +105,8 @@ static const char *cause_of(int w, bool timeout, bool denial_kill, bool by_delet
     return WIFSIGNALED(w) ? "signal" : "exited";
 }
 
-void container_audit_end(const struct global_opts *g, const struct container_state *st, bool killed_by_delete)
+void container_audit_end(const struct global_opts *g, const struct container_state *st, bool killed_by_delete,
+                         int zombie_status)
 {
     cleanup_free char *dir = state_dir_path(g, st->id);
     cleanup_free char *timeout = marker_members(dir, "timeout");
@@ -136,6 +137,8 @@ void container_audit_end(const struct global_opts *g, const struct container_sta
         ac_error_free(&e);
     }
     long long w = marker_number(exit_m, "exitCode"), wall = marker_number(exit_m, "wallMs");
+    if (w < 0)
+        w = zombie_status; /* read from /proc before its parent reaped it */
     char status[64];
     if (w < 0)
         snprintf(status, sizeof(status), "\"exitStatus\":null");

@@ -228,17 +228,29 @@ static int watchdog_spawn(const struct global_opts *g, struct container_state *s
  * init's parent has reaped it (it writes the exit status then): wait for
  * that a while, then stop it if it still runs (a pidfd makes the kill
  * race-free against pid reuse) and wait until it is gone, so it cannot
- * write into a state dir being removed. */
+ * write into a state dir being removed. An init still unreaped (its parent
+ * may be the very caller of this delete, which reaps after it) gives its
+ * status from /proc here, in *zombie_status: then the watchdog is waited
+ * for only until its first `exit` marker (the wall time). */
 #define WATCHDOG_FINISH_MS 2500
-static void watchdog_stop(const struct container_state *st)
+static void watchdog_stop(const struct global_opts *g, const struct container_state *st, int *zombie_status)
 {
+    *zombie_status = st->pid > 0 ? zombie_exit_status(st->pid, st->pid_start_time) : -1;
     if (st->watchdog_pid <= 0 || st->watchdog_start == 0)
         return;
     int pidfd = (int)syscall(SYS_pidfd_open, st->watchdog_pid, 0);
     if (pidfd < 0)
         return;
     struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
-    if (process_start_time(st->watchdog_pid) == st->watchdog_start && poll(&pfd, 1, WATCHDOG_FINISH_MS) == 0 &&
+    int wait_ms = WATCHDOG_FINISH_MS;
+    if (*zombie_status >= 0) {
+        cleanup_free char *marker = xasprintf("%s/%s/exit", g->root, st->id);
+        for (wait_ms = 0; wait_ms < 500 && access(marker, F_OK) < 0; wait_ms += 2)
+            if (poll(&pfd, 1, 2) > 0)
+                break;
+        wait_ms = 0;
+    }
+    if (process_start_time(st->watchdog_pid) == st->watchdog_start && poll(&pfd, 1, wait_ms) == 0 &&
         syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) == 0) {
         while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
             ;
@@ -371,9 +383,11 @@ int container_delete(const struct global_opts *g, const char *id, bool force, ac
     }
     if (st->tier >= 0) {
         /* The exit status belongs to the process's parent (the engine's
-         * shim); the watchdog reads it through its pidfd once reaped. */
-        watchdog_stop(st);
-        container_audit_end(g, st, status != STATUS_STOPPED);
+         * shim); the watchdog reads it through its pidfd once reaped, or
+         * /proc has it while it is not. */
+        int zombie_status;
+        watchdog_stop(g, st, &zombie_status);
+        container_audit_end(g, st, status != STATUS_STOPPED, zombie_status);
     }
     run_hooks_warn(g, st, HOOK_POSTSTOP, STATUS_STOPPED);
     if (st->cgroup_path[0] && cgroup_destroy(st->cgroup_path, err) < 0)

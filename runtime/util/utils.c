@@ -94,31 +94,55 @@ int parse_uint64(const char *s, uint64_t *out)
     return 0;
 }
 
-unsigned long long process_start_time(pid_t pid)
+/* The fields of /proc/PID/stat after comm (which may hold spaces and
+ * parens), from field 3 (state) on, in buf; NULL when unreadable. */
+static char *proc_stat_fields(pid_t pid, char *buf, size_t size)
 {
-    char path[64], buf[1024];
+    char path[64];
     snprintf(path, sizeof(path), "/proc/%d/stat", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        return NULL;
+    ssize_t n = read(fd, buf, size - 1);
     close(fd);
     if (n <= 0)
-        return 0;
+        return NULL;
     buf[n] = '\0';
-    /* comm may hold spaces and parens: fields start after the last ')' */
     char *p = strrchr(buf, ')');
-    if (p == NULL)
-        return 0;
-    p += 2; /* field 3: state */
-    if (*p == 'Z' || *p == 'X')
-        return 0; /* a zombie is as good as gone */
-    for (int field = 3; field < 22 && p; field++) {
+    return p && p[1] == ' ' ? p + 2 : NULL;
+}
+
+/* Field number `want` (3 = state) of the fields proc_stat_fields found. */
+static const char *proc_stat_field(const char *p, int want)
+{
+    for (int field = 3; field < want && p; field++) {
         p = strchr(p, ' ');
         if (p)
             p++;
     }
+    return p;
+}
+
+unsigned long long process_start_time(pid_t pid)
+{
+    char buf[1024];
+    const char *p = proc_stat_fields(pid, buf, sizeof(buf));
+    if (p == NULL || *p == 'Z' || *p == 'X')
+        return 0; /* a zombie is as good as gone */
+    p = proc_stat_field(p, 22);
     return p ? strtoull(p, NULL, 10) : 0;
+}
+
+int zombie_exit_status(pid_t pid, unsigned long long start_time)
+{
+    char buf[1024];
+    const char *p = proc_stat_fields(pid, buf, sizeof(buf));
+    if (p == NULL || *p != 'Z')
+        return -1;
+    const char *start = proc_stat_field(p, 22), *code = proc_stat_field(p, 52);
+    if (start == NULL || code == NULL || strtoull(start, NULL, 10) != start_time)
+        return -1;
+    return (int)strtol(code, NULL, 10);
 }
 
 bool list_has(const char *list, char sep, const char *item)

@@ -25,10 +25,11 @@
  *     (the runtime records it in the audit log at delete), and with fd 5 the
  *     reason, then sends SIGKILL to the init through the pidfd (the init of a
  *     pid namespace takes every process of it along);
- *   - once the init has exited, waits (a few seconds at most) for its parent
- *     (the engine's shim) to reap it and reads its exit status through the
- *     pidfd (PIDFD_INFO_EXIT, Linux 6.15), and writes the marker `exit`
- *     ({"wallMs":N,"exitCode":WAIT_STATUS}) for delete's exit record.
+ *   - once the init has exited, writes the marker `exit` ({"wallMs":N})
+ *     for delete's exit record, then waits (a few seconds at most) for its
+ *     parent (the engine's shim) to reap it, reads its exit status through
+ *     the pidfd (PIDFD_INFO_EXIT, Linux 6.15) and writes the marker again
+ *     ({"wallMs":N,"exitCode":WAIT_STATUS}).
  * Writing through inherited fds means a deleted container (its state dir
  * gone) or a recycled pid can never be hit.
  *
@@ -413,32 +414,41 @@ static void take_listener(void)
 
 /* ---- the end */
 
-/* The init has exited: its exit status once its parent has reaped it (a
- * bounded wait), and the marker `exit` for delete. */
-static void write_exit(int64_t started_ms)
+/* The marker `exit` for delete: the wall time and, when known, the status. */
+static void write_exit_marker(int64_t wall_ms, int have, int32_t code)
 {
-    struct pidfd_info info;
-    int have = 0;
-    for (int waited = 0; waited < REAP_WAIT_MS && !have; waited += 10) {
-        memset(&info, 0, sizeof(info));
-        info.mask = PIDFD_INFO_EXIT;
-        long r = sys(SYS_ioctl, PIDFD, PIDFD_GET_INFO, &info, 0);
-        if (r == 0 && (info.mask & PIDFD_INFO_EXIT))
-            have = 1;
-        else if (r < 0 && r != -ESRCH)
-            break; /* a kernel without exit information */
-        else
-            sleep_ms(10);
-    }
     char buf[96], *p = buf;
     p = put_str(p, "{\"wallMs\":");
-    p = put_num(p, (uint64_t)(now_ms() - started_ms), 1);
+    p = put_num(p, (uint64_t)wall_ms, 1);
     if (have) {
         p = put_str(p, ",\"exitCode\":");
-        p = put_num(p, (uint64_t)(uint32_t)info.exit_code, 1);
+        p = put_num(p, (uint64_t)(uint32_t)code, 1);
     }
     p = put_str(p, "}\n");
     write_state_file("exit", "exit.tmp", buf, p - buf);
+}
+
+/* The init has exited: the marker with its wall time at once (a delete
+ * that finds the init unreaped takes the status from /proc and need not
+ * wait for us), then again with its exit status once its parent has
+ * reaped it (a bounded wait). */
+static void write_exit(int64_t started_ms)
+{
+    int64_t wall = now_ms() - started_ms;
+    write_exit_marker(wall, 0, 0);
+    struct pidfd_info info;
+    for (int waited = 0; waited < REAP_WAIT_MS; waited += 10) {
+        memset(&info, 0, sizeof(info));
+        info.mask = PIDFD_INFO_EXIT;
+        long r = sys(SYS_ioctl, PIDFD, PIDFD_GET_INFO, &info, 0);
+        if (r == 0 && (info.mask & PIDFD_INFO_EXIT)) {
+            write_exit_marker(wall, 1, info.exit_code);
+            return;
+        }
+        if (r < 0 && r != -ESRCH)
+            return; /* a kernel without exit information */
+        sleep_ms(10);
+    }
 }
 
 int watchdog_main(int argc, char **argv);
