@@ -401,6 +401,9 @@ int cgroup_create(const char *path, const struct oci_resources *resources, ac_er
     }
     if (apply_resources(l, path, resources, true, err) < 0)
         goto fail;
+    for (size_t i = 0; i < n_made; i++)
+        if (made[i].first_new < depth)
+            return 1;
     return 0;
 fail:
     rollback(made, n_made, path);

@@ -40,7 +40,9 @@ int cgroup_resolve_path(const char *cgroups_path, const char *id, bool systemd_c
  * cpus/mems copied from its parent so tasks can join) and apply resources
  * (may be NULL). Refuses a resource the host cannot enforce (e.g. memory
  * limits with no memory controller) with a clear error. On failure removes
- * whatever it created. */
+ * whatever it created. Returns 1 when it made the cgroup (in some
+ * hierarchy), 0 when it was there already (another container's, whose
+ * create may still be on its way: not ours to remove). */
 int cgroup_create(const char *path, const struct oci_resources *resources, ac_error_t *err);
 /* Put pid into the cgroup in every hierarchy. */
 int cgroup_enter(const char *path, pid_t pid, ac_error_t *err);

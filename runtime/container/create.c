@@ -44,7 +44,8 @@ struct create_ctx {
     char *state_dir;
     bool state_dir_made;
     char *cgroup_path;
-    bool cgroup_made;
+    bool cgroup_made;  /* the container has a cgroup */
+    bool cgroup_ours;  /* this create made it: the rollback removes it */
     pid_t child;
     int userns_slice; /* the tier's claim on a slice of host ids, -1: none */
     uid_t root_uid;   /* the container's root as the host knows it */
@@ -62,7 +63,7 @@ static void rollback(struct create_ctx *c)
         waitpid(c->child, NULL, 0);
     }
     ac_error_t ignore = NULL;
-    if (c->cgroup_made && cgroup_destroy(c->cgroup_path, &ignore) < 0) {
+    if (c->cgroup_ours && cgroup_destroy(c->cgroup_path, &ignore) < 0) {
         ac_warn("rollback: %s", ignore->msg);
         ac_error_free(&ignore);
     }
@@ -863,7 +864,8 @@ int container_create(const struct global_opts *g, const char *id, const struct c
                                       .tier = TIER_NONE, .creating = true};
         if (state_save(g, &pre, err) < 0)
             goto out;
-        if (cgroup_create(c.cgroup_path, spec->linux ? spec->linux->resources : NULL, err) < 0) {
+        int made = cgroup_create(c.cgroup_path, spec->linux ? spec->linux->resources : NULL, err);
+        if (made < 0) {
             if (!g->is_rootless || !cgroup_refused(*err))
                 goto out;
             cleanup_free char *why = ac_error_string(*err);
@@ -874,6 +876,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             c.cgroup_path = NULL;
         } else {
             c.cgroup_made = true;
+            c.cgroup_ours = made == 1;
             cgroup_fd = cgroup_v2_dirfd(c.cgroup_path);
         }
     }
@@ -1016,8 +1019,18 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             write_id_map(c.child, "uid_map", spec->linux->uid_mappings, spec->linux->n_uid_mappings, err) < 0)
             goto out;
     }
-    if (c.cgroup_made && !into_cgroup && cgroup_enter(c.cgroup_path, c.child, err) < 0)
-        goto out;
+    if (c.cgroup_made && !into_cgroup && cgroup_enter(c.cgroup_path, c.child, err) < 0) {
+        /* a cgroup another create made and removed in its rollback before
+         * ours joined it (two containers naming one cgroupsPath): made
+         * again, once */
+        if ((*err)->errno_value != ENOENT)
+            goto out;
+        ac_error_free(err);
+        int made = cgroup_create(c.cgroup_path, spec->linux ? spec->linux->resources : NULL, err);
+        if (made < 0 || cgroup_enter(c.cgroup_path, c.child, err) < 0)
+            goto out;
+        c.cgroup_ours = c.cgroup_ours || made == 1;
+    }
     if (spec->process->has_oom_score_adj) {
         cleanup_free char *path = xasprintf("/proc/%d/oom_score_adj", c.child);
         cleanup_free char *val = xasprintf("%d", spec->process->oom_score_adj);
