@@ -76,8 +76,8 @@
 #define PROG "agentcage-egress"
 #define DEFAULT_PID_DIR "/run/agentcage-egress"
 #define DEFAULT_USER "agentcage-egress"
-#define DEFAULT_RATE (1ULL << 20)        /* bytes per second */
-#define DEFAULT_BYTES (100ULL << 20)     /* per container, both directions */
+#define DEFAULT_RATE EGRESS_DEFAULT_RATE
+#define DEFAULT_BYTES EGRESS_DEFAULT_BYTES
 #define DEFAULT_MAX_DENIALS 20
 #define DEFAULT_HEAD_TIMEOUT_S 10        /* for a request head or a ClientHello, in all */
 #define DEFAULT_ASK_TIMEOUT_S 60         /* a held request waits this long for the operator */

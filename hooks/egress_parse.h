@@ -27,6 +27,11 @@
 
 #define EGRESS_HOST_MAX 253
 
+/* The proxy's ceilings unless the operator sets egress.max-rate and
+ * egress.max-bytes (the mapping names them in its decisions). */
+#define EGRESS_DEFAULT_RATE (1ULL << 20)    /* bytes per second */
+#define EGRESS_DEFAULT_BYTES (100ULL << 20) /* per container, both directions */
+
 /* Let a host start with "*." (allowlist entries only). */
 #define EGRESS_HOST_WILDCARD 1
 /* ... or with "**." (allowlist entries the operator allows, --deep-wildcards). */

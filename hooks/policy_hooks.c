@@ -182,9 +182,9 @@ int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const str
     remove_hooks_running(create_runtime, egress);
     remove_hooks_running(poststop, egress);
     /* the operator's egress settings travel as the hook's flags */
-    const char *start_args[16] = {egress, "--audit-log", log};
+    const char *start_args[24] = {egress, "--audit-log", log};
     size_t n = 3;
-    char denials[24], ask_timeout[24];
+    char denials[24], ask_timeout[24], rate[24], bytes[24];
     snprintf(denials, sizeof(denials), "%lld", (long long)(op ? op->max_denials : 20));
     start_args[n++] = "--max-denials";
     start_args[n++] = denials;
@@ -194,6 +194,16 @@ int policy_hooks_add(yajl_val config, int tier, const char *hooks_dir, const str
     }
     if (op && op->egress_deep_wildcards)
         start_args[n++] = "--deep-wildcards";
+    if (op && op->egress_max_rate > 0) {
+        snprintf(rate, sizeof(rate), "%lld", (long long)op->egress_max_rate);
+        start_args[n++] = "--max-rate";
+        start_args[n++] = rate;
+    }
+    if (op && op->egress_max_bytes > 0) {
+        snprintf(bytes, sizeof(bytes), "%lld", (long long)op->egress_max_bytes);
+        start_args[n++] = "--max-bytes";
+        start_args[n++] = bytes;
+    }
     if (op && op->egress_ask) {
         snprintf(ask_timeout, sizeof(ask_timeout), "%lld", (long long)(op->egress_ask_timeout_ms / 1000));
         start_args[n++] = "--ask";

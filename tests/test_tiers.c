@@ -593,6 +593,7 @@ TEST(tier_egress_and_denials_within_the_operators)
     cleanup_error ac_error_t err = NULL;
     static const char *const bad[][2] = {{"egress.allow-cidr", "10.0.0.1/8"}, {"egress.ask", "1"},
                                          {"egress.ask-timeout", "0s"}, {"egress.deep-wildcards", "yes"},
+                                         {"egress.max-rate", "0"},       {"egress.max-bytes", "lots"},
                                          {"max-denials", "-1"}};
     for (size_t i = 0; i < N_CASES(bad); i++) {
         if (tier_operator_set(&op, bad[i][0], bad[i][1], &err) != -1)
@@ -604,6 +605,10 @@ TEST(tier_egress_and_denials_within_the_operators)
     CHECK_EQ_INT(tier_operator_set(&op, "egress.allow-cidr", "127.0.0.0/8, ::1/128", &err), 1);
     CHECK_EQ_INT(tier_operator_set(&op, "egress.ask-timeout", "2m", &err), 1);
     CHECK_EQ_INT(op.egress_ask_timeout_ms, 120000);
+    CHECK_EQ_INT(tier_operator_set(&op, "egress.max-rate", "10m", &err), 1);
+    CHECK_EQ_INT(op.egress_max_rate, 10 << 20);
+    CHECK_EQ_INT(tier_operator_set(&op, "egress.max-bytes", "2g", &err), 1);
+    CHECK_EQ_INT(op.egress_max_bytes == (int64_t)2 << 30, 1);
 }
 
 TEST(tier_refuses_host_sysctls)

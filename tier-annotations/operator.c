@@ -194,6 +194,11 @@ static int set_egress(struct tier_operator *op, const char *name, const char *va
         return parse_bool(name, value, &op->egress_ask, err) < 0 ? -1 : 1;
     } else if (strcmp(name, "egress.deep-wildcards") == 0) {
         return parse_bool(name, value, &op->egress_deep_wildcards, err) < 0 ? -1 : 1;
+    } else if (strcmp(name, "egress.max-rate") == 0 || strcmp(name, "egress.max-bytes") == 0) {
+        int64_t n;
+        if (parse_positive(tier_parse_size, value, &n) < 0)
+            return ac_error(err, 0, "%s: expected a size like 10m, got `%s`", name, value);
+        *(name[11] == 'r' ? &op->egress_max_rate : &op->egress_max_bytes) = n;
     } else if (strcmp(name, "egress.ask-timeout") == 0) {
         if (parse_positive(tier_parse_duration, value, &ms) < 0 || ms < 1000 || ms > 3600000)
             return ac_error(err, 0, "%s: expected a duration from 1s to 1h like 60s, got `%s`", name, value);

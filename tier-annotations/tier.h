@@ -68,6 +68,8 @@ struct tier_operator {
     bool egress_ask;           /* egress.ask: io.agentcage.egress-ask may hold requests for the operator */
     int64_t egress_ask_timeout_ms; /* egress.ask-timeout: how long a held request waits */
     bool egress_deep_wildcards; /* egress.deep-wildcards: allowlists may have **.suffix entries */
+    int64_t egress_max_rate;   /* egress.max-rate: the proxy's ceiling of bytes/s (0: its default, 1 MiB) */
+    int64_t egress_max_bytes;  /* egress.max-bytes: the proxy's ceiling of bytes per container (0: 100 MiB) */
 };
 
 /* The operator's broker for a credential name, or NULL. */

@@ -61,6 +61,11 @@ int tier_map_egress(struct tier_ctx *c, ac_error_t *err)
                        "(agentcage pending, approve ID --egress HOST, deny ID --egress HOST)",
                     (long long)(c->op->egress_ask_timeout_ms / 1000));
     }
+    if (proxy && (c->op->egress_max_rate > 0 || c->op->egress_max_bytes > 0))
+        tier_decide(c, "egress: the operator's ceilings %lld bytes/s, %lld bytes in all (egress.max-rate, "
+                       "egress.max-bytes; io.agentcage.egress-rate and -bytes may only go lower)",
+                    (long long)(c->op->egress_max_rate > 0 ? c->op->egress_max_rate : (int64_t)EGRESS_DEFAULT_RATE),
+                    (long long)(c->op->egress_max_bytes > 0 ? c->op->egress_max_bytes : (int64_t)EGRESS_DEFAULT_BYTES));
     if (!proxy || !allow)
         return 0;
     struct egress_allowlist list;

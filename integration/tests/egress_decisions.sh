@@ -362,3 +362,29 @@ test_egress_ask_held_approved_and_denied() {
     assert_fails ert create --bundle "$BUNDLE" "$id"
     assert_contains "$OUT" "tier 2 forbids io.agentcage.egress-ask (the operator does not allow holding requests: egress.ask in agentcage.conf)"
 }
+
+# the operator's ceilings (egress.max-rate, egress.max-bytes in
+# agentcage.conf) reach the proxy, policy show names them, a bad value is
+# one line naming the setting
+test_egress_operator_ceilings() {
+    eh_upstreams
+    EH_CONF="$(printf 'egress.max-rate = 2m\negress.max-bytes = 1k')"
+    eh_hooks_dir
+    local id; id="$(new_id)"
+    eh_start "$id"
+    local args; args="$(tr '\0' ' ' < "/proc/$PROXY/cmdline")"
+    assert_contains "$args" "--max-rate 2097152" "the proxy's rate ceiling"
+    assert_contains "$args" "--max-bytes 1024" "the proxy's byte ceiling"
+    OUT="$(ert policy show --bundle "$BUNDLE" 2>&1)"
+    assert_contains "$OUT" "the operator's ceilings 2097152 bytes/s, 1024 bytes in all" "policy show"
+    ok ert delete --force "$id"
+    EH_CONF="egress.max-bytes = lots"
+    eh_hooks_dir
+    id="$(new_id)"; make_bundle "$id" /bin/true
+    cfg '.annotations = {"io.agentcage.tier": "2"}'
+    OUT="$(ert run --bundle "$BUNDLE" "$id" 2>&1 < /dev/null)"; RC=$?
+    assert_ne "$RC" 0 "a bad egress.max-bytes"
+    assert_contains "$OUT" 'egress.max-bytes: expected a size like 10m, got `lots`' "the error names the setting"
+    eh_stop_upstreams
+    return 0
+}
