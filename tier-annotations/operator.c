@@ -23,6 +23,35 @@ void tier_operator_init(struct tier_operator *op)
     op->userns_size = 1u << 30; /* 16384 containers at once */
     op->max_denials = 20;
     op->egress_ask_timeout_ms = 60000;
+    op->runsc = "/usr/bin/runsc";
+    op->runsc_platform = "ptrace";
+}
+
+/* kernel-for-tier: "3:gvisor", "2:gvisor,3:gvisor", "3:linux" (entries
+ * separated by commas or blanks): each sets the kernel of its tier. */
+static int set_kernel_for_tier(struct tier_operator *op, const char *value, ac_error_t *err)
+{
+    unsigned bits = op->gvisor_tiers;
+    cleanup_free char *copy = xstrdup(value);
+    char *save = NULL;
+    int n = 0;
+    for (char *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save), n++) {
+        char *colon = strchr(tok, ':');
+        if (colon)
+            *colon = '\0';
+        int t = tier_parse_name(tok);
+        if (t < 0 || !colon || (strcmp(colon + 1, "gvisor") != 0 && strcmp(colon + 1, "linux") != 0))
+            return ac_error(err, 0, "--kernel-for-tier: expected TIER:gvisor or TIER:linux entries like 3:gvisor, got `%s`",
+                            value);
+        if (strcmp(colon + 1, "gvisor") == 0)
+            bits |= 1u << t;
+        else
+            bits &= ~(1u << t);
+    }
+    if (n == 0)
+        return ac_error(err, 0, "--kernel-for-tier: expected TIER:gvisor entries like 3:gvisor, got `%s`", value);
+    op->gvisor_tiers = bits;
+    return 0;
 }
 
 const char *tier_hooks_dir(const struct tier_operator *op)
@@ -265,6 +294,13 @@ int tier_operator_set(struct tier_operator *op, const char *name, const char *va
                             value);
         op->userns_start = (uint32_t)start;
         op->userns_size = (uint32_t)size;
+    } else if (strcmp(name, "kernel-for-tier") == 0) {
+        if (set_kernel_for_tier(op, value, err) < 0)
+            return -1;
+    } else if (strcmp(name, "runsc-platform") == 0) {
+        if (strcmp(value, "ptrace") != 0 && strcmp(value, "systrap") != 0 && strcmp(value, "kvm") != 0)
+            return ac_error(err, 0, "--runsc-platform: expected ptrace, systrap or kvm, got `%s`", value);
+        op->runsc_platform = value;
     } else if (strcmp(name, "env-allow") == 0) {
         op->env_allow = value;
     } else if (strcmp(name, "home-dot-allow") == 0) {
@@ -291,7 +327,7 @@ int tier_operator_set(struct tier_operator *op, const char *name, const char *va
         else
             op->bind_roots = value;
     } else if (strcmp(name, "audit-log") == 0 || strcmp(name, "approvals-dir") == 0 ||
-               strcmp(name, "helpers-dir") == 0 || strcmp(name, "hooks-dir") == 0) {
+               strcmp(name, "helpers-dir") == 0 || strcmp(name, "hooks-dir") == 0 || strcmp(name, "runsc") == 0) {
         if (value[0] != '/')
             return ac_error(err, 0, "--%s: expected an absolute path, got `%s`", name, value);
         /* flags point into argv; file values are kept for the process's life */
@@ -301,6 +337,8 @@ int tier_operator_set(struct tier_operator *op, const char *name, const char *va
             op->approvals_dir = value;
         else if (strcmp(name, "helpers-dir") == 0)
             op->helpers_dir = value;
+        else if (strcmp(name, "runsc") == 0)
+            op->runsc = value;
         else
             op->hooks_dir = value;
     } else {

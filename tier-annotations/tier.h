@@ -70,6 +70,9 @@ struct tier_operator {
     bool egress_deep_wildcards; /* egress.deep-wildcards: allowlists may have **.suffix entries */
     int64_t egress_max_rate;   /* egress.max-rate: the proxy's ceiling of bytes/s (0: its default, 1 MiB) */
     int64_t egress_max_bytes;  /* egress.max-bytes: the proxy's ceiling of bytes per container (0: 100 MiB) */
+    unsigned gvisor_tiers;     /* bit n = tier n runs under gVisor (kernel-for-tier = 3:gvisor); default none */
+    const char *runsc;         /* gVisor's runtime (--runsc), default /usr/bin/runsc */
+    const char *runsc_platform; /* its platform: ptrace (default), systrap or kvm */
 };
 
 /* The operator's broker for a credential name, or NULL. */
@@ -119,6 +122,10 @@ int tier_map(yajl_val config, const char *bundle, const struct tier_operator *op
 /* Does this tier need an operator's approval to be created (tiers.json's
  * "approval")? */
 bool tier_requires_approval(int tier);
+/* The kernel an effective config's container runs on: true for gVisor's
+ * (io.agentcage.kernel=gvisor, which the mapping writes at a tier that
+ * runs under gVisor), false for the host's. */
+bool tier_kernel_is_gvisor(const char *kernel_annotation);
 /* Does the tier's network have the egress proxy (tiers 2 and 3)? */
 bool tier_has_egress_proxy(int tier);
 

@@ -115,6 +115,7 @@ struct tier_ctx {
     char *capped_binds;        /* colon-separated writable bind destinations written through a capped overlay */
     const char *bundle;        /* the bundle directory (absolute), or NULL */
     enum tier_pod_role pod_role; /* what the engine says the container is in its pod */
+    bool gvisor;               /* the container runs under gVisor (tier_kernel.c) */
     unsigned refused;          /* refusals so far: the first is in *err, each is a decision line */
 };
 void tier_decide(struct tier_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -147,5 +148,6 @@ int tier_map_egress(struct tier_ctx *c, ac_error_t *err);     /* tier_egress.c: 
 int tier_map_hooks(struct tier_ctx *c, ac_error_t *err);      /* tier_hooks.c: the bundle's hooks */
 int tier_map_sysctl(struct tier_ctx *c, ac_error_t *err);     /* tier_process.c */
 int tier_map_credentials(struct tier_ctx *c, ac_error_t *err); /* tier_credentials.c */
+int tier_map_kernel(struct tier_ctx *c, ac_error_t *err);      /* tier_kernel.c: gVisor or the host's */
 
 #endif

@@ -323,6 +323,7 @@ int tier_map(yajl_val config, const char *bundle, const struct tier_operator *op
     tier_map_denials(&c, err);
     tier_map_egress(&c, err);
     map_root_and_seccomp(&c, err);
+    tier_map_kernel(&c, err);
     if (c.refused == 0 && map_network_and_hooks(&c, tier, err) < 0)
         c.refused++;
     if (c.refused == 0)

@@ -5,6 +5,7 @@
 
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/cli/commands.h"
+#include "runtime/container/gvisor.h"
 #include "runtime/util/utils.h"
 
 COMMAND(kill)
@@ -34,6 +35,8 @@ COMMAND(kill)
         return -1;
     if (status == STATUS_STOPPED)
         return ac_error(err, 0, "container not running: `%s` is stopped", id);
+    if (st->gvisor) /* the signal is for the workload inside gVisor, not for its sentry */
+        return gvisor_forward(g, st, argc, argv, err);
     if (all && st->cgroup_path[0])
         return cgroup_kill_all(st->cgroup_path, sig, err);
     if (kill(st->pid, sig) < 0)

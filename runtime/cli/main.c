@@ -86,6 +86,10 @@ static void usage(FILE *f)
                "  --home-mounts LIST    bind destinations or sources that are homes too (besides /root, /home/NAME)\n"
                "  --bind-changes copy-back|review|direct  writable binds at a tier: through an overlay capped at\n"
                "                        the workspace size, copied back at delete (default) or kept for review; or direct\n"
+               "  --kernel-for-tier LIST  tiers whose containers run under gVisor, e.g. 3:gvisor or 2:gvisor,3:gvisor\n"
+               "                        (default none: the host's kernel; io.agentcage.kernel=gvisor asks per container)\n"
+               "  --runsc PATH          gVisor's runtime (default /usr/bin/runsc)\n"
+               "  --runsc-platform ptrace|systrap|kvm  how gVisor traps the workload's system calls (default ptrace)\n"
                "  --version, --help\n\nCommands:\n", helpers_compiled_dir());
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (commands[i].help)
@@ -109,7 +113,8 @@ enum { OPT_ROOT = 256, OPT_LOG, OPT_LOG_FORMAT, OPT_DEBUG, OPT_SYSTEMD, OPT_ROOT
 static const char *const tier_flags[] = {"default-tier", "allowed-tiers", "max-memory", "max-cpus", "max-pids",
                                          "max-timeout", "max-workspace", "audit-log", "approvals-dir", "hooks-dir",
                                          "allowed-hooks", "bind-roots", "userns-range", "env-allow",
-                                         "home-dot-allow", "home-mounts", "bind-changes", "helpers-dir"};
+                                         "home-dot-allow", "home-mounts", "bind-changes", "helpers-dir",
+                                         "kernel-for-tier", "runsc", "runsc-platform"};
 #define N_TIER_FLAGS (sizeof(tier_flags) / sizeof(tier_flags[0]))
 
 static int load_tier_settings(struct tier_operator *op, const char **values, bool rootless, ac_error_t *err)
@@ -149,6 +154,9 @@ int main(int argc, char **argv)
         {"home-mounts", required_argument, NULL, OPT_TIER_FLAG + 15},
         {"bind-changes", required_argument, NULL, OPT_TIER_FLAG + 16},
         {"helpers-dir", required_argument, NULL, OPT_TIER_FLAG + 17},
+        {"kernel-for-tier", required_argument, NULL, OPT_TIER_FLAG + 18},
+        {"runsc", required_argument, NULL, OPT_TIER_FLAG + 19},
+        {"runsc-platform", required_argument, NULL, OPT_TIER_FLAG + 20},
         {"root", required_argument, NULL, OPT_ROOT},
         {"log", required_argument, NULL, OPT_LOG},
         {"log-format", required_argument, NULL, OPT_LOG_FORMAT},

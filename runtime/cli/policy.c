@@ -113,5 +113,12 @@ COMMAND(policy)
     for (size_t i = 0; i < decisions.n; i++)
         printf("# %s\n", decisions.lines[i]);
     tier_decisions_free(&decisions);
+    if (tier != TIER_NONE && tier_kernel_is_gvisor(spec_annotation(spec, "io.agentcage.kernel")))
+        printf("# kernel: gVisor (%s --platform=%s), a second kernel between the workload and the host's\n",
+               g->tier.runsc, g->tier.runsc_platform);
+    else if (tier != TIER_NONE)
+        printf("# kernel: the host's, shared with the workload behind namespaces, seccomp and Landlock "
+               "(kernel-for-tier %d:gvisor or io.agentcage.kernel=gvisor puts gVisor's in between)\n",
+               tier);
     return 0;
 }

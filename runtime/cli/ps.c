@@ -13,6 +13,7 @@
 
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/cli/commands.h"
+#include "runtime/container/gvisor.h"
 #include "runtime/util/utils.h"
 
 static bool has_pid(const pid_t *pids, size_t n, long pid)
@@ -73,6 +74,10 @@ COMMAND(ps)
     cleanup_state struct container_state *st = NULL;
     if (state_load(g, id, &st, err) < 0)
         return -1;
+    /* gVisor: the host pids (json) are the sandbox's; the table is of the
+     * workload's processes, which only gVisor's kernel knows */
+    if (st->gvisor && !json)
+        return gvisor_forward(g, st, argc, argv, err);
     cleanup_free pid_t *pids = NULL;
     size_t n = 0;
     if (st->cgroup_path[0] ? cgroup_pids(st->cgroup_path, &pids, &n, err) < 0

@@ -25,6 +25,7 @@
 #include "hooks/hook_state.h"
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/container/container.h"
+#include "runtime/container/gvisor.h"
 #include "runtime/linux/hooks.h"
 #include "runtime/linux/init.h"
 #include "runtime/linux/landlock.h"
@@ -54,6 +55,7 @@ struct create_ctx {
     bool overlays;    /* bind overlays may exist under the state directory */
     int notify_fd;    /* the tier filter's listener in the init (its fd number), 0: none */
     char *denials_env; /* AGENTCAGE_DENIALS=... for the hooks */
+    bool gvisor;      /* a sandbox of runsc's: killed through its cgroup */
 };
 
 static void rollback(struct create_ctx *c)
@@ -63,6 +65,9 @@ static void rollback(struct create_ctx *c)
         waitpid(c->child, NULL, 0);
     }
     ac_error_t ignore = NULL;
+    /* runsc's sandbox: the sentry, the gofer and their stubs, none ours */
+    if (c->gvisor && c->cgroup_ours)
+        gvisor_kill_sandbox(c->cgroup_path);
     if (c->cgroup_ours && cgroup_destroy(c->cgroup_path, &ignore) < 0) {
         ac_warn("rollback: %s", ignore->msg);
         ac_error_free(&ignore);
@@ -534,10 +539,8 @@ static void add_socket_masks(struct oci_spec *spec)
             const struct oci_mount *m = &spec->mounts[i];
             if (!mount_is_bind(m) || m->source == NULL || m->source[0] != '/' || m->destination == NULL)
                 continue;
-            size_t sl = strlen(m->source);
-            while (sl > 1 && m->source[sl - 1] == '/')
-                sl--;
-            if (strncmp(path, m->source, sl) != 0 || (path[sl] != '/' && path[sl] != '\0'))
+            size_t sl = path_below(path, m->source);
+            if (sl == 0)
                 continue;
             masks = xrealloc(masks, (n + 1) * sizeof(*masks));
             masks[n++] = xasprintf("%s%s", m->destination, path + sl);
@@ -652,6 +655,52 @@ static int *make_idmap_fds(const struct oci_spec *spec, ac_error_t *err)
     return fds;
 }
 
+/* What the state records of a container made (or being made) by create. */
+static void fill_state(struct container_state *st, const struct create_ctx *c, const char *bundle,
+                       const char *rootfs, const struct oci_spec *spec, int tier, long long timeout_ms)
+{
+    st->id = (char *)c->id;
+    st->bundle = (char *)bundle;
+    st->rootfs = (char *)rootfs;
+    st->cgroup_path = c->cgroup_path ? c->cgroup_path : "";
+    st->created = rfc3339_now();
+    st->owner = "";
+    st->pid = c->child;
+    st->systemd_cgroup = c->g->systemd_cgroup;
+    st->annotations = annotations_of(spec);
+    st->tier = tier;
+    st->timeout_ms = timeout_ms;
+    st->userns_slice = c->userns_slice;
+    st->gvisor = c->gvisor;
+    for (int k = 0; k < HOOK_KIND_COUNT; k++)
+        if (spec->hooks.n_hooks[k])
+            st->hooks_mask |= 1u << k;
+}
+
+/* gVisor's sandbox in a user namespace whose root is an unprivileged host
+ * id, as at every tier: the bundle's own mappings (the mapping refused any
+ * to host id 0), else a slice of the operator's range. runsc makes the
+ * namespace; the gofer, which opens the container's files on the host, runs
+ * as that id (bind mounts are not idmapped: runsc cannot). */
+static int gvisor_user_ids(struct create_ctx *c, const struct oci_spec *spec, ac_error_t *err)
+{
+    const struct oci_linux *lx = spec->linux;
+    uint32_t uid, gid;
+    if (spec_namespace(spec, CLONE_NEWUSER)) {
+        if (userns_host_of(lx->uid_mappings, lx->n_uid_mappings, 0, &uid) < 0 ||
+            userns_host_of(lx->gid_mappings, lx->n_gid_mappings, 0, &gid) < 0)
+            return ac_error(err, 0, "a tier's user namespace must map the container's root (linux.uidMappings)");
+    } else if (userns_slice_acquire(c->g->root, c->id, c->g->tier.userns_start, c->g->tier.userns_size,
+                                    &c->userns_slice, &uid, err) < 0) {
+        return -1;
+    } else {
+        gid = uid;
+    }
+    c->root_uid = uid;
+    c->root_gid = gid;
+    return 0;
+}
+
 /* A tiered container refused at create: its reason in the audit trail. */
 static void audit_refusal(const struct global_opts *g, const char *id, ac_error_t *err)
 {
@@ -731,6 +780,16 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         audit_refusal(g, id, err);
         return -1;
     }
+    /* gVisor: runsc there and working, or no container (never one without
+     * the boundary); its sandbox's own threads count in the pids limit */
+    c.gvisor = tier != TIER_NONE && tier_kernel_is_gvisor(spec_annotation(spec, "io.agentcage.kernel"));
+    if (c.gvisor && gvisor_check(g, tier, err) < 0) {
+        audit_refusal(g, id, err);
+        return -1;
+    }
+    if (c.gvisor && spec->linux && spec->linux->resources && spec->linux->resources->has_pids_limit &&
+        spec->linux->resources->pids_limit > 0)
+        spec->linux->resources->pids_limit = spec->linux->resources->pids_limit * 2 + 64;
     const char *grant = NULL;
     /* a pod's sandbox holds the pod's namespaces and runs nothing of the
      * pod's: the gate is for its containers */
@@ -879,6 +938,31 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             c.cgroup_ours = made == 1;
             cgroup_fd = cgroup_v2_dirfd(c.cgroup_path);
         }
+    }
+
+    /* 3a. gVisor: runsc makes the sandbox in that cgroup (gvisor.c). */
+    if (c.gvisor) {
+        if (gvisor_user_ids(&c, spec, err) < 0) {
+            audit_refusal(g, id, err);
+            goto out;
+        }
+        cleanup_free char *fifo = xasprintf("%s/exec.fifo", c.state_dir);
+        if (mkfifo(fifo, 0600) < 0) { /* created until start, as for every container */
+            ac_error(err, errno, "mkfifo `%s`", fifo);
+            goto out;
+        }
+        struct gvisor_create_args ga = {.id = id, .state_dir = c.state_dir, .rootfs = rootfs,
+                                        .config_text = config_text, .config_len = config_len, .spec = spec,
+                                        .cgroup_path = c.cgroup_made ? c.cgroup_path : NULL, .tier = tier,
+                                        .root_uid = c.root_uid, .root_gid = c.root_gid,
+                                        .console_socket = o->console_socket, .foreground = o->foreground};
+        if (gvisor_create(g, &ga, &c.child, err) < 0)
+            goto out;
+        fill_state(&st, &c, bundle, rootfs, spec, tier, timeout_ms);
+        cleanup_free char *state = container_hook_state(&st, STATUS_CREATING);
+        if (run_runtime_hooks(spec, state, err) < 0)
+            goto out;
+        goto record;
     }
 
     /* 3b. A tier's user namespace (rootless containers bring their own). */
@@ -1045,23 +1129,9 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     }
 
     /* 8. Let it run its setup; run our hooks when it asks. */
-    st.id = (char *)id;
-    st.bundle = bundle;
-    st.rootfs = rootfs;
-    st.cgroup_path = c.cgroup_path ? c.cgroup_path : "";
-    st.created = rfc3339_now();
-    st.owner = "";
-    st.pid = c.child;
-    st.systemd_cgroup = g->systemd_cgroup;
+    fill_state(&st, &c, bundle, rootfs, spec, tier, timeout_ms);
     st.shared_pidns = !plan.new_pidns;
-    st.annotations = annotations_of(spec);
-    st.tier = tier;
-    st.timeout_ms = timeout_ms;
-    st.userns_slice = c.userns_slice;
     st.userns_late = late_userns_fd >= 0;
-    for (int k = 0; k < HOOK_KIND_COUNT; k++)
-        if (spec->hooks.n_hooks[k])
-            st.hooks_mask |= 1u << k;
     {
         cleanup_free char *creating = container_hook_state(&st, STATUS_CREATING);
         cleanup_free char *created = container_hook_state(&st, STATUS_CREATED);
@@ -1080,6 +1150,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
 
     /* 9. Record it (a tiered pod's sandbox: with its cage network
      * namespace, which the pod's containers may then join). */
+record:
     st.pid_start_time = process_start_time(c.child);
     if (plan.new_netns && pod_role_is(spec, tier, "sandbox")) {
         cleanup_free char *ns = xasprintf("/proc/%d/ns/net", c.child);

@@ -23,6 +23,7 @@
 #include "hooks/audit.h"
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/container/container.h"
+#include "runtime/container/gvisor.h"
 #include "runtime/linux/namespaces.h"
 #include "runtime/linux/process.h"
 #include "runtime/linux/sync.h"
@@ -205,6 +206,18 @@ static int watchdog_take_listener(const struct global_opts *g, const char *id, i
     return sync_send(sync_fd, SYNC_SECCOMP_DONE, NULL, 0) < 0 ? ac_error(err, errno, "exec: sync") : 0;
 }
 
+/* A tier's exec, in the audit trail. */
+static void exec_audit(const struct global_opts *g, const struct container_state *st,
+                       const struct oci_process *process, pid_t pid)
+{
+    if (st->tier == TIER_NONE)
+        return;
+    cleanup_free char *argv_json = audit_json_argv(process->args);
+    cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d,\"argv\":%s,\"user\":\"%u:%u\"", st->tier, pid,
+                                           argv_json, process->user.uid, process->user.gid);
+    container_audit(g, "exec", st->id, members);
+}
+
 int container_exec(const struct global_opts *g, struct container_state *st, enum container_status status,
                    struct oci_spec *config, struct oci_process *process, const struct exec_options *o,
                    struct exec_result *res, ac_error_t *err)
@@ -220,6 +233,12 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
     /* the process's strings live in its holder; new ones go in config's arena */
     if (st->tier != TIER_NONE)
         tier_exec_env(&g->tier, config, process, st->tier, config);
+    if (st->gvisor) {
+        if (gvisor_exec(g, st, process, o, res, err) < 0)
+            return -1;
+        exec_audit(g, st, process, res->pid);
+        return 0;
+    }
     struct exec_child c = {.process = process,
                            .seccomp = config->linux ? config->linux->seccomp : NULL,
                            .sync_fd = -1,
@@ -342,12 +361,7 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
     }
     if (o->pid_file && write_pid_file(o->pid_file, child, err) < 0)
         goto out_kill;
-    if (st->tier != TIER_NONE) {
-        cleanup_free char *argv_json = audit_json_argv(process->args);
-        cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d,\"argv\":%s,\"user\":\"%u:%u\"", st->tier,
-                                               child, argv_json, process->user.uid, process->user.gid);
-        container_audit(g, "exec", id, members);
-    }
+    exec_audit(g, st, process, child);
     /* a terminal without a console socket: the caller proxies the master */
     if (console_pair[0] >= 0) {
         res->console_master = recv_fd(console_pair[0]);

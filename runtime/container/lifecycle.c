@@ -19,6 +19,7 @@
 
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/container/container.h"
+#include "runtime/container/gvisor.h"
 #include "runtime/linux/hooks.h"
 #include "runtime/linux/userns.h"
 #include "runtime/util/helpers.h"
@@ -258,6 +259,17 @@ static void watchdog_stop(const struct global_opts *g, const struct container_st
     close(pidfd);
 }
 
+/* After the workload was started: the audit record, poststart hooks. */
+static int started(const struct global_opts *g, const struct container_state *st)
+{
+    if (st->tier != TIER_NONE) {
+        cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d", st->tier, st->pid);
+        container_audit(g, "container-started", st->id, members);
+    }
+    run_hooks_warn(g, st, HOOK_POSTSTART, STATUS_RUNNING);
+    return 0;
+}
+
 int container_start(const struct global_opts *g, const char *id, ac_error_t *err)
 {
     cleanup_close int lock = -1;
@@ -280,6 +292,13 @@ int container_start(const struct global_opts *g, const char *id, ac_error_t *err
             return -1;
     }
     cleanup_free char *fifo = xasprintf("%s/%s/exec.fifo", g->root, id);
+    if (st->gvisor) {
+        /* runsc's sandbox starts its workload; the fifo only marked it created */
+        if (gvisor_start(g, st, err) < 0)
+            return -1;
+        unlink(fifo);
+        return started(g, st);
+    }
     /* The child holds the fifo open for reading: a non-blocking open for
      * writing succeeds only while it is alive. */
     cleanup_close int fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
@@ -294,12 +313,7 @@ int container_start(const struct global_opts *g, const char *id, ac_error_t *err
     struct pollfd pfd = {.fd = fd, .events = 0};
     while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
         ;
-    if (st->tier != TIER_NONE) {
-        cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d", st->tier, st->pid);
-        container_audit(g, "container-started", id, members);
-    }
-    run_hooks_warn(g, st, HOOK_POSTSTART, STATUS_RUNNING);
-    return 0;
+    return started(g, st);
 }
 
 /* Wait until pid (checked by start time) is gone; bounded. */
@@ -390,6 +404,8 @@ int container_delete(const struct global_opts *g, const char *id, bool force, ac
         container_audit_end(g, st, status != STATUS_STOPPED, zombie_status);
     }
     run_hooks_warn(g, st, HOOK_POSTSTOP, STATUS_STOPPED);
+    if (st->gvisor)
+        gvisor_kill_sandbox(st->cgroup_path); /* the gofer and stubs outlive the sentry a little */
     if (st->cgroup_path[0] && cgroup_destroy(st->cgroup_path, err) < 0)
         return -1;
     if (st->tier != TIER_NONE) {

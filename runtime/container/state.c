@@ -160,6 +160,8 @@ int state_save(const struct global_opts *g, const struct container_state *st, ac
             gen_str(gen, "usernsSlice");
             yajl_gen_integer(gen, st->userns_slice);
         }
+        if (st->gvisor)
+            gen_kv(gen, "kernel", "gvisor");
         if (st->userns_late) {
             gen_str(gen, "usernsLate");
             yajl_gen_bool(gen, true);
@@ -268,6 +270,9 @@ int state_load(const struct global_opts *g, const char *id, struct container_sta
     yajl_val slice = yajl_tree_get(root, spath, yajl_t_number);
     st->userns_slice = slice && YAJL_IS_INTEGER(slice) ? (int)YAJL_GET_INTEGER(slice) : -1;
     st->userns_late = tree_bool(root, "usernsLate");
+    const char *kernel_path[] = {"kernel", NULL};
+    const char *kernel = YAJL_GET_STRING(yajl_tree_get(root, kernel_path, yajl_t_string));
+    st->gvisor = kernel && strcmp(kernel, "gvisor") == 0;
     cleanup_free char *pod_netns = tree_str(root, "podNetns");
     if (pod_netns == NULL || sscanf(pod_netns, "%llu:%llu", &st->netns_dev, &st->netns_ino) != 2)
         st->netns_dev = st->netns_ino = 0;
@@ -365,9 +370,10 @@ int state_list_ids(const struct global_opts *g, char ***ids, size_t *n, ac_error
     return 0;
 }
 
-int state_remove(const struct global_opts *g, const char *id, ac_error_t *err)
+/* A folder and its files; one level of folders below it (a gVisor
+ * container's sandbox/, runsc's bundle and state) when depth is 1. */
+static int remove_dir(const char *dir, int depth, ac_error_t *err)
 {
-    cleanup_free char *dir = state_dir_path(g, id);
     DIR *d = opendir(dir);
     if (d == NULL) {
         if (errno == ENOENT)
@@ -385,16 +391,25 @@ int state_remove(const struct global_opts *g, const char *id, ac_error_t *err)
             if (umount2(pinned, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
                 r = unlinkat(dirfd(d), de->d_name, 0);
         }
-        if (r < 0 && errno != ENOENT) {
-            int e = errno;
-            closedir(d);
-            return ac_error(err, e, "remove `%s/%s`", dir, de->d_name);
-        }
+        if (r == 0 || errno == ENOENT)
+            continue;
+        int e = errno;
+        cleanup_free char *sub = xasprintf("%s/%s", dir, de->d_name);
+        if (e == EISDIR && depth > 0 && remove_dir(sub, depth - 1, err) == 0)
+            continue;
+        closedir(d);
+        return e == EISDIR && depth > 0 ? -1 : ac_error(err, e, "remove `%s`", sub);
     }
     closedir(d);
     if (rmdir(dir) < 0 && errno != ENOENT)
         return ac_error(err, errno, "remove `%s`", dir);
     return 0;
+}
+
+int state_remove(const struct global_opts *g, const char *id, ac_error_t *err)
+{
+    cleanup_free char *dir = state_dir_path(g, id);
+    return remove_dir(dir, 1, err);
 }
 
 int write_pid_file(const char *path, pid_t pid, ac_error_t *err)

@@ -39,6 +39,7 @@ struct container_state {
     pid_t watchdog_pid;    /* the tier's watchdog, started by start; 0 = none */
     unsigned long long watchdog_start; /* its /proc/PID/stat starttime */
     int userns_slice;      /* a tier's slice of host ids (userns.c), -1: none */
+    bool gvisor;           /* a tier's sandbox under gVisor (runsc, gvisor.c): its verbs go through runsc */
     bool userns_late;      /* the init joined its user namespace after its setup: exec joins it last */
     unsigned long long netns_dev, netns_ino; /* a tiered pod sandbox: its cage network namespace,
                                                 which the pod's containers may join; 0 = none */

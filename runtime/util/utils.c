@@ -157,3 +157,13 @@ bool list_has(const char *list, char sep, const char *item)
     }
     return false;
 }
+
+size_t path_below(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (n == 0 || strncmp(path, dir, n) != 0 || (path[n] != '/' && path[n] != '\0' && !(n == 1 && dir[0] == '/')))
+        return 0;
+    return n;
+}

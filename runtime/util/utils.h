@@ -49,6 +49,9 @@ int mkdir_p(const char *path, mode_t mode, ac_error_t *err);
 bool list_has(const char *list, char sep, const char *item);
 /* Parse a non-negative decimal integer fully; -1 on junk. */
 int parse_uint64(const char *s, uint64_t *out);
+/* Is path dir itself or below it (whole components; dir's trailing
+ * slashes ignored)? The length of dir's part of path, 0 when not. */
+size_t path_below(const char *path, const char *dir);
 
 /* Now, RFC 3339 in UTC with nanoseconds (clock.c): into a buffer, or malloc'd. */
 #define RFC3339_LEN 64

@@ -1,0 +1,59 @@
+/* A tier's container under gVisor (gvisor.c): agentcage maps the tier,
+ * gates and records it as at every tier, and has runsc run the sandbox
+ * under the container's own state directory:
+ *
+ *   ROOT/ID/runsc.args         runsc and its global flags, one per line (the
+ *                              same for every later verb; its presence marks
+ *                              the container as gVisor's)
+ *   ROOT/ID/sandbox/           runsc's bundle (config.json for runsc) and its
+ *                              --root (its state, lock and control socket)
+ */
+#ifndef AGENTCAGE_GVISOR_H
+#define AGENTCAGE_GVISOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "runtime/container/container.h"
+
+/* runsc is there, root's, and has booted a sandbox on this host with the
+ * operator's platform (once per runsc binary and platform, remembered in
+ * ROOT/.gvisor-checked). Otherwise the container is refused: a tier that
+ * asks for gVisor never runs without it. */
+int gvisor_check(const struct global_opts *g, int tier, ac_error_t *err);
+
+struct gvisor_create_args {
+    const char *id;
+    const char *state_dir;      /* ROOT/ID, made and locked by create */
+    const char *rootfs;         /* absolute */
+    const char *config_text;    /* the effective config.json */
+    size_t config_len;
+    const struct oci_spec *spec; /* the same, parsed */
+    const char *cgroup_path;    /* the cgroup create made (runsc joins it), or NULL */
+    int tier;
+    uint32_t root_uid, root_gid; /* the container's root on the host: its user namespace's */
+    const char *console_socket;
+    bool foreground;            /* `run`: the sandbox is reparented to us, who wait for it */
+};
+/* runsc create: the sandbox, waiting for start. *pid is the sandbox's
+ * process (the container's pid for the engine: it exits with the
+ * workload's status). */
+int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *a, pid_t *pid, ac_error_t *err);
+/* runsc start. */
+int gvisor_start(const struct global_opts *g, const struct container_state *st, ac_error_t *err);
+/* runsc exec of process (the tier's rules applied by container_exec);
+ * res->pid is the process to wait for (it exits with the process's
+ * status). */
+int gvisor_exec(const struct global_opts *g, const struct container_state *st, const struct oci_process *process,
+                const struct exec_options *o, struct exec_result *res, ac_error_t *err);
+/* Kill everything in a sandbox's cgroup (the sentry, the gofer, their
+ * stubs: none of them the runtime's children) and wait, bounded, until it
+ * is empty, so the cgroup can be removed. */
+void gvisor_kill_sandbox(const char *cgroup_path);
+/* A verb runsc answers in runc's format (kill, ps, events): runsc with the
+ * container's flags and argv (argv[0] the verb), its status returned. */
+int gvisor_forward(const struct global_opts *g, const struct container_state *st, int argc, char **argv,
+                   ac_error_t *err);
+
+#endif
