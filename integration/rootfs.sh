@@ -8,7 +8,7 @@ cache="$here/.cache"
 rootfs="$cache/rootfs"
 stamp="$cache/rootfs.stamp"
 
-if [ -f "$stamp" ] && command -v jq >/dev/null && [ -x /usr/bin/python3 ] && [ "$stamp" -nt "$here/probe/probe.c" ] && [ "$stamp" -nt "$here/rootfs.sh" ] \
+if [ -f "$stamp" ] && command -v jq >/dev/null && [ -x /usr/bin/python3 ] && [ -x /usr/bin/runsc ] && [ "$stamp" -nt "$here/probe/probe.c" ] && [ "$stamp" -nt "$here/rootfs.sh" ] \
    && [ -x "$rootfs/bin/probe" ]; then
     echo "$rootfs"
     exit 0
@@ -16,7 +16,7 @@ fi
 
 # what the rootfs and the tests need on the host
 need=""
-for p in busybox-static libc6-dev gcc binutils jq python3; do
+for p in busybox-static libc6-dev gcc binutils jq python3 runsc; do
     dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
 done
 if [ -n "$need" ]; then

@@ -7,7 +7,9 @@ trt() { "$RUNTIME" --root "$ROOT" --audit-log "$T/state/audit.jsonl" --approvals
 
 # attack TIER ARGS...: runs ARGS with `run` in a fresh bundle built from the
 # default config plus the jq filters in ATTACK_CFG; TIER is 0..3, or "plain"
-# for no annotation. Extra annotations come from ATTACK_ANN (a JSON object).
+# for no annotation. Extra annotations come from ATTACK_ANN (a JSON object);
+# ATTACK_KERNEL=gvisor runs every tiered attack under gVisor
+# (io.agentcage.kernel), the plain ones as they are.
 # Output in $OUT, status in $RC, the container id in $CID.
 ATTACK_CFG=()
 ATTACK_ANN='{}'
@@ -22,6 +24,7 @@ attack() {
     for f in "${ATTACK_CFG[@]}"; do cfg "$f"; done
     if [ "$tier" != plain ]; then
         cfg --arg t "$tier" --argjson a "$ATTACK_ANN" '.annotations = ((.annotations // {}) + $a + {"io.agentcage.tier": $t})'
+        [ -z "${ATTACK_KERNEL:-}" ] || cfg --arg k "$ATTACK_KERNEL" '.annotations["io.agentcage.kernel"] = $k'
         # a config the tier refuses cannot be approved: run then shows the refusal
         [ "$tier" == 3 ] && trt approve "$CID" --bundle "$BUNDLE" > /dev/null 2>&1
     fi

@@ -682,22 +682,29 @@ static void fill_state(struct container_state *st, const struct create_ctx *c, c
  * to host id 0), else a slice of the operator's range. runsc makes the
  * namespace; the gofer, which opens the container's files on the host, runs
  * as that id (bind mounts are not idmapped: runsc cannot). */
-static int gvisor_user_ids(struct create_ctx *c, const struct oci_spec *spec, ac_error_t *err)
+static int gvisor_user_ids(struct create_ctx *c, const struct oci_spec *spec, struct gvisor_create_args *a,
+                           ac_error_t *err)
 {
     const struct oci_linux *lx = spec->linux;
+    static struct oci_idmap slice_map;
     uint32_t uid, gid;
     if (spec_namespace(spec, CLONE_NEWUSER)) {
         if (userns_host_of(lx->uid_mappings, lx->n_uid_mappings, 0, &uid) < 0 ||
             userns_host_of(lx->gid_mappings, lx->n_gid_mappings, 0, &gid) < 0)
             return ac_error(err, 0, "a tier's user namespace must map the container's root (linux.uidMappings)");
-    } else if (userns_slice_acquire(c->g->root, c->id, c->g->tier.userns_start, c->g->tier.userns_size,
-                                    &c->userns_slice, &uid, err) < 0) {
-        return -1;
+        a->uid_map = lx->uid_mappings, a->n_uid_map = lx->n_uid_mappings;
+        a->gid_map = lx->gid_mappings, a->n_gid_map = lx->n_gid_mappings;
     } else {
+        if (userns_slice_acquire(c->g->root, c->id, c->g->tier.userns_start, c->g->tier.userns_size,
+                                 &c->userns_slice, &uid, err) < 0)
+            return -1;
         gid = uid;
+        slice_map = (struct oci_idmap){.container_id = 0, .host_id = uid, .size = USERNS_SLICE};
+        a->uid_map = a->gid_map = &slice_map;
+        a->n_uid_map = a->n_gid_map = 1;
     }
-    c->root_uid = uid;
-    c->root_gid = gid;
+    c->root_uid = a->root_uid = uid;
+    c->root_gid = a->root_gid = gid;
     return 0;
 }
 
@@ -942,7 +949,11 @@ int container_create(const struct global_opts *g, const char *id, const struct c
 
     /* 3a. gVisor: runsc makes the sandbox in that cgroup (gvisor.c). */
     if (c.gvisor) {
-        if (gvisor_user_ids(&c, spec, err) < 0) {
+        struct gvisor_create_args ga = {.id = id, .state_dir = c.state_dir, .rootfs = rootfs,
+                                        .config_text = config_text, .config_len = config_len, .spec = spec,
+                                        .cgroup_path = c.cgroup_made ? c.cgroup_path : NULL, .tier = tier,
+                                        .console_socket = o->console_socket, .foreground = o->foreground};
+        if (gvisor_user_ids(&c, spec, &ga, err) < 0) {
             audit_refusal(g, id, err);
             goto out;
         }
@@ -951,11 +962,6 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             ac_error(err, errno, "mkfifo `%s`", fifo);
             goto out;
         }
-        struct gvisor_create_args ga = {.id = id, .state_dir = c.state_dir, .rootfs = rootfs,
-                                        .config_text = config_text, .config_len = config_len, .spec = spec,
-                                        .cgroup_path = c.cgroup_made ? c.cgroup_path : NULL, .tier = tier,
-                                        .root_uid = c.root_uid, .root_gid = c.root_gid,
-                                        .console_socket = o->console_socket, .foreground = o->foreground};
         if (gvisor_create(g, &ga, &c.child, err) < 0)
             goto out;
         fill_state(&st, &c, bundle, rootfs, spec, tier, timeout_ms);

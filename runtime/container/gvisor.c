@@ -21,6 +21,7 @@
  * where the egress proxy listens (the createRuntime hook create runs). */
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -28,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -42,6 +45,9 @@
 #include "tier-annotations/tier_internal.h" /* tj_*: the effective tree edited for runsc */
 
 extern char **environ;
+
+/* runsc binaries and platforms that booted a sandbox on this host */
+#define GVISOR_CHECKED "/run/agentcage-gvisor-checked"
 
 /* A new file of ours with this content and mode. */
 static int create_file(const char *path, const char *data, mode_t mode, ac_error_t *err)
@@ -73,27 +79,29 @@ static int runsc_trusted(const struct global_opts *g, int tier, struct stat *sb,
     return 0;
 }
 
-/* posix_spawn argv with stdio inherited (or on /dev/null); waits when
- * status is not NULL. */
-static int spawn_argv(char *const argv[], bool quiet, pid_t *pid, int *status, ac_error_t *err)
+/* Wait for a child of ours: its status as a shell tells it (128+N for a
+ * signal). */
+static int wait_exit(pid_t child)
+{
+    int ws = 0;
+    while (waitpid(child, &ws, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+}
+
+/* argv with stdio on /dev/null; its exit status in *status. */
+static int run_quietly(char *const argv[], int *status, ac_error_t *err)
 {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    for (int i = 0; quiet && i < 3; i++)
+    for (int i = 0; i < 3; i++)
         posix_spawn_file_actions_addopen(&fa, i, "/dev/null", O_RDWR, 0);
     pid_t child;
     int r = posix_spawn(&child, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (r != 0)
         return ac_error(err, r, "gVisor: start `%s`", argv[0]);
-    if (pid)
-        *pid = child;
-    if (status) {
-        int ws = 0;
-        while (waitpid(child, &ws, 0) < 0 && errno == EINTR)
-            ;
-        *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
-    }
+    *status = wait_exit(child);
     return 0;
 }
 
@@ -105,20 +113,18 @@ static int self_check(const struct global_opts *g, int tier, const struct stat *
     cleanup_free char *key = xasprintf("%llu:%llu:%lld:%lld:%s\n", (unsigned long long)sb->st_dev,
                                        (unsigned long long)sb->st_ino, (long long)sb->st_size,
                                        (long long)sb->st_mtime, g->tier.runsc_platform);
-    cleanup_free char *cache = xasprintf("%s/.gvisor-checked", g->root);
+    const char *cache = GVISOR_CHECKED;
     cleanup_free char *known = NULL;
     size_t len = 0;
     ac_error_t e = NULL;
     if (read_all_file(cache, &known, &len, &e) == 0 && strstr(known, key))
         return 0;
     ac_error_free(&e);
-    if (mkdir_p(g->root, 0711, err) < 0)
-        return -1;
-    cleanup_free char *root = xasprintf("--root=%s/.gvisor-check-%d", g->root, getpid());
+    cleanup_free char *root = xasprintf("--root=/run/agentcage-gvisor-check-%d", getpid());
     cleanup_free char *platform = xasprintf("--platform=%s", g->tier.runsc_platform);
     char *argv[] = {(char *)g->tier.runsc, root, platform, "--network=none", "do", "/bin/true", NULL};
     int status = -1;
-    if (spawn_argv(argv, true, NULL, &status, err) < 0)
+    if (run_quietly(argv, &status, err) < 0)
         return -1;
     rmdir(root + strlen("--root="));
     if (status != 0)
@@ -201,17 +207,57 @@ static char *runsc_last_error(const char *state_dir)
     return msg ? msg : xstrdup("see runsc's messages above");
 }
 
-/* runsc VERB ...: with the container's flags; its exit status in *status. */
-static int runsc_run(const struct global_opts *g, const char *id, char *const *extra, size_t n_extra, pid_t *pid,
-                     int *status, ac_error_t *err)
+/* The user namespace runsc runs in (the container's, which create made):
+ * the sandbox's own, or an ancestor of it (without a host network runsc
+ * puts the sandbox in a namespace of its own below ours). Ours is the one
+ * created by host root; runsc's are created by the container's root. */
+static int runsc_userns(pid_t sandbox, ac_error_t *err)
 {
-    cleanup_free char *dir = state_dir_path(g, id);
+    cleanup_free char *path = xasprintf("/proc/%d/ns/user", sandbox);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ac_error(err, errno, "gVisor: the sandbox's user namespace `%s`", path);
+    for (int depth = 0; depth < 4; depth++) {
+        uid_t owner = (uid_t)-1;
+        if (ioctl(fd, NS_GET_OWNER_UID, &owner) < 0)
+            break;
+        if (owner == 0)
+            return fd;
+        int parent = ioctl(fd, NS_GET_PARENT);
+        close(fd);
+        if (parent < 0)
+            return ac_error(err, errno, "gVisor: the sandbox's user namespace: its parent");
+        fd = parent;
+    }
+    close(fd);
+    return ac_error(err, 0, "gVisor: the sandbox %d is not in a user namespace of agentcage's", sandbox);
+}
+
+/* runsc VERB ...: with the container's flags, as root of the container's
+ * user namespace (runsc's control socket answers only its own uid); its
+ * exit status in *status. */
+static int runsc_run(const struct global_opts *g, const struct container_state *st, char *const *extra,
+                     size_t n_extra, int *status, ac_error_t *err)
+{
+    cleanup_free char *dir = state_dir_path(g, st->id);
+    cleanup_close int userns = runsc_userns(st->pid, err);
+    if (userns < 0)
+        return -1;
     char **argv = runsc_argv(dir, extra, n_extra, err);
     if (argv == NULL)
         return -1;
-    int r = spawn_argv(argv, false, pid, status, err);
+    pid_t child = fork();
+    if (child == 0) {
+        if (setns(userns, CLONE_NEWUSER) < 0 || setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+            _exit(126);
+        execve(argv[0], argv, environ);
+        _exit(127);
+    }
     free_argv(argv);
-    return r;
+    if (child < 0)
+        return ac_error(err, errno, "gVisor: fork");
+    *status = wait_exit(child);
+    return 0;
 }
 
 /* ---- the config runsc gets ---------------------------------------------- */
@@ -311,10 +357,9 @@ static void hide_home_dots(yajl_val mounts, const struct oci_spec *spec, const c
     }
 }
 
-/* The effective config, as runsc runs it: our rootfs, our cgroup (made
- * with the tier's limits; runsc joins it), no hooks (create runs the
- * tier's own), a user namespace whose root is the container's host id,
- * and the masks as mounts. */
+/* The effective config, as runsc runs it: our rootfs, no hooks (create
+ * runs the tier's own), no cgroup or user namespace of its own, and the
+ * masks as mounts. */
 static char *sandbox_config(const struct gvisor_create_args *a, const char *empty_file, ac_error_t *err)
 {
     yajl_val tree = NULL;
@@ -322,31 +367,17 @@ static char *sandbox_config(const struct gvisor_create_args *a, const char *empt
         return NULL;
     tj_set(tj_get_object(tree, "root"), "path", tj_new_string(a->rootfs));
     tj_remove(tree, "hooks");
+    /* runsc runs inside the container's user namespace and cgroup
+     * (gvisor_create): neither is runsc's to make */
     yajl_val lx = tj_get_object(tree, "linux");
-    if (a->cgroup_path)
-        tj_set(lx, "cgroupsPath", tj_new_string(a->cgroup_path));
-    else
-        tj_remove(lx, "cgroupsPath");
+    tj_remove(lx, "cgroupsPath");
+    tj_remove(lx, "uidMappings");
+    tj_remove(lx, "gidMappings");
     yajl_val namespaces = tj_get_array(lx, "namespaces");
-    bool has_user = false;
-    for (size_t i = 0; i < namespaces->u.array.len; i++) {
+    for (size_t i = namespaces->u.array.len; i-- > 0;) {
         const char *type = tj_get_str(namespaces->u.array.values[i], "type");
-        has_user |= type && strcmp(type, "user") == 0;
-    }
-    if (!has_user) {
-        yajl_val ns = tj_new_object();
-        tj_set(ns, "type", tj_new_string("user"));
-        tj_push(namespaces, ns);
-        static const char *const maps[] = {"uidMappings", "gidMappings"};
-        for (int k = 0; k < 2; k++) {
-            yajl_val m = tj_new_object();
-            tj_set(m, "containerID", tj_new_int(0));
-            tj_set(m, "hostID", tj_new_int(k == 0 ? a->root_uid : a->root_gid));
-            tj_set(m, "size", tj_new_int(USERNS_SLICE));
-            yajl_val arr = tj_new_array();
-            tj_push(arr, m);
-            tj_set(lx, maps[k], arr);
-        }
+        if (type && strcmp(type, "user") == 0)
+            tj_remove_at(namespaces, i);
     }
     yajl_val mounts = tj_get_array(tree, "mounts");
     const struct oci_linux *sl = a->spec->linux;
@@ -367,11 +398,74 @@ static char *sandbox_config(const struct gvisor_create_args *a, const char *empt
 static int write_runsc_args(const struct global_opts *g, const struct gvisor_create_args *a, ac_error_t *err)
 {
     cleanup_free char *args = xasprintf("%s\n--root=%s/sandbox\n--platform=%s\n--network=%s\n--log=%s/sandbox/runsc.log\n"
-                                        "--log-format=json\n--oci-seccomp\n",
+                                        "--log-format=json\n--oci-seccomp\n--ignore-cgroups\n",
                                         g->tier.runsc, a->state_dir, g->tier.runsc_platform,
                                         tier_has_egress_proxy(a->tier) ? "host" : "none", a->state_dir);
     cleanup_free char *path = xasprintf("%s/runsc.args", a->state_dir);
     return create_file(path, args, 0600, err);
+}
+
+static int write_map(pid_t pid, const char *file, const struct oci_idmap *m, size_t n, ac_error_t *err)
+{
+    cleanup_free char *path = xasprintf("/proc/%d/%s", pid, file);
+    cleanup_free char *buf = xstrdup("");
+    for (size_t i = 0; i < n; i++) {
+        char *more = xasprintf("%s%u %u %u\n", buf, m[i].container_id, m[i].host_id, m[i].size);
+        free(buf);
+        buf = more;
+    }
+    return write_file(path, buf, strlen(buf), err);
+}
+
+/* argv in a new user namespace (the container's ids) as its root, in the
+ * container's cgroup; waits for it. The child waits on a pipe until the
+ * maps are written and it is in the cgroup, then execs. */
+static int spawn_in_userns(char *const argv[], const struct gvisor_create_args *a, int *status, ac_error_t *err)
+{
+    int go[2] = {-1, -1}, ready[2] = {-1, -1};
+    if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
+        ac_error(err, errno, "gVisor: pipe");
+        goto fail_pipes;
+    }
+    pid_t child = fork();
+    if (child < 0) {
+        ac_error(err, errno, "gVisor: fork");
+        goto fail_pipes;
+    }
+    if (child == 0) {
+        char c = 0;
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (unshare(CLONE_NEWUSER) < 0 || write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1 ||
+            setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+            _exit(126);
+        prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+        execve(argv[0], argv, environ);
+        _exit(127);
+    }
+    close(go[0]);
+    close(ready[1]);
+    char c;
+    int r = read(ready[0], &c, 1) == 1 ? 0 : ac_error(err, 0, "gVisor: the user namespace for runsc");
+    if (r == 0 && (write_map(child, "gid_map", a->gid_map, a->n_gid_map, err) < 0 ||
+                   write_map(child, "uid_map", a->uid_map, a->n_uid_map, err) < 0 ||
+                   (a->cgroup_path && cgroup_enter(a->cgroup_path, child, err) < 0)))
+        r = ac_error_wrap(err, "gVisor: runsc's user namespace and cgroup");
+    if (r == 0 && write(go[1], &c, 1) != 1)
+        r = ac_error(err, errno, "gVisor: start runsc");
+    close(go[1]);
+    close(ready[0]);
+    if (r < 0)
+        kill(child, SIGKILL);
+    *status = wait_exit(child);
+    return r;
+fail_pipes:
+    for (int i = 0; i < 2; i++) {
+        if (go[i] >= 0)
+            close(go[i]);
+        if (ready[i] >= 0)
+            close(ready[i]);
+    }
+    return -1;
 }
 
 int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *a, pid_t *pid, ac_error_t *err)
@@ -391,6 +485,9 @@ int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *
     cleanup_free char *config_path = xasprintf("%s/config.json", sandbox);
     if (create_file(config_path, config, 0600, err) < 0 || write_runsc_args(g, a, err) < 0)
         return -1;
+    /* runsc, the container's root, reads its bundle and writes its state there */
+    if (chown(config_path, a->root_uid, a->root_gid) < 0 || chown(sandbox, a->root_uid, a->root_gid) < 0)
+        return ac_error(err, errno, "gVisor: chown `%s`", sandbox);
     /* `run` waits for the sandbox, which runsc's create leaves behind: it
      * must be reparented to us, not to init */
     if (a->foreground && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
@@ -404,7 +501,12 @@ int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *
     }
     extra[n++] = (char *)a->id;
     int status = -1;
-    if (runsc_run(g, a->id, extra, n, NULL, &status, err) < 0)
+    char **argv = runsc_argv(a->state_dir, extra, n, err);
+    if (argv == NULL)
+        return -1;
+    int r = spawn_in_userns(argv, a, &status, err);
+    free_argv(argv);
+    if (r < 0)
         return -1;
     if (status != 0) {
         cleanup_free char *why = runsc_last_error(a->state_dir);
@@ -426,7 +528,7 @@ int gvisor_start(const struct global_opts *g, const struct container_state *st, 
 {
     char *extra[] = {"start", st->id};
     int status = -1;
-    if (runsc_run(g, st->id, extra, 2, NULL, &status, err) < 0)
+    if (runsc_run(g, st, extra, 2, &status, err) < 0)
         return -1;
     if (status != 0) {
         cleanup_free char *dir = state_dir_path(g, st->id);
@@ -480,11 +582,21 @@ int gvisor_exec(const struct global_opts *g, const struct container_state *st, c
     if (o->preserve_fds > 0)
         return ac_error(err, 0, "exec: --preserve-fds under gVisor is not supported");
     cleanup_free char *dir = state_dir_path(g, st->id);
-    cleanup_free char *path = xasprintf("%s/exec-%d.json", dir, getpid());
-    cleanup_free char *pid_file = o->pid_file ? xstrdup(o->pid_file) : xasprintf("%s/exec-%d.pid", dir, getpid());
+    cleanup_free char *path = xasprintf("%s/sandbox/exec-%d.json", dir, getpid());
+    /* runsc writes as the container's root: its pid file is ours, copied */
+    cleanup_free char *pid_file = xasprintf("%s/sandbox/exec-%d.pid", dir, getpid());
     cleanup_free char *json = process_json(process);
+    cleanup_free char *sandbox = xasprintf("%s/sandbox", dir);
+    struct stat sb;
+    if (stat(sandbox, &sb) < 0)
+        return ac_error(err, errno, "gVisor: exec: `%s`", sandbox);
+    /* read by runsc as the container's root, the owner of sandbox/ */
     if (create_file(path, json, 0600, err) < 0)
         return -1;
+    if (chown(path, sb.st_uid, sb.st_gid) < 0) {
+        unlink(path);
+        return ac_error(err, errno, "gVisor: exec: chown `%s`", path);
+    }
     /* Detached, runsc's exec leaves a process of its own that waits for
      * the workload's and exits with its status; in the foreground we are
      * its subreaper and wait for it ourselves. Either way runsc has read
@@ -501,7 +613,7 @@ int gvisor_exec(const struct global_opts *g, const struct container_state *st, c
     }
     extra[n++] = st->id;
     int status = -1;
-    int r = runsc_run(g, st->id, extra, n, NULL, &status, err);
+    int r = runsc_run(g, st, extra, n, &status, err);
     unlink(path);
     if (r < 0)
         return -1;
@@ -513,15 +625,14 @@ int gvisor_exec(const struct global_opts *g, const struct container_state *st, c
     size_t len = 0;
     uint64_t v = 0;
     int rr = read_all_file(pid_file, &text, &len, err);
-    if (!o->pid_file)
-        unlink(pid_file);
+    unlink(pid_file);
     if (rr < 0)
         return -1;
     text[strcspn(text, "\n")] = '\0';
     if (parse_uint64(text, &v) < 0 || v == 0 || v > INT_MAX)
         return ac_error(err, 0, "gVisor: exec: `%s`: expected a pid, got `%s`", pid_file, text);
     res->pid = (pid_t)v;
-    return 0;
+    return o->pid_file ? write_pid_file(o->pid_file, res->pid, err) : 0;
 }
 
 void gvisor_kill_sandbox(const char *cgroup_path)
@@ -545,7 +656,7 @@ int gvisor_forward(const struct global_opts *g, const struct container_state *st
                    ac_error_t *err)
 {
     int status = -1;
-    if (runsc_run(g, st->id, argv, (size_t)argc, NULL, &status, err) < 0)
+    if (runsc_run(g, st, argv, (size_t)argc, &status, err) < 0)
         return -1;
     if (status != 0)
         return ac_error(err, 0, "%s `%s`: gVisor: runsc %s exited %d", argv[0], st->id, argv[0], status);

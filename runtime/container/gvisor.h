@@ -19,7 +19,7 @@
 
 /* runsc is there, root's, and has booted a sandbox on this host with the
  * operator's platform (once per runsc binary and platform, remembered in
- * ROOT/.gvisor-checked). Otherwise the container is refused: a tier that
+ * /run/agentcage-gvisor-checked). Otherwise the container is refused: a tier that
  * asks for gVisor never runs without it. */
 int gvisor_check(const struct global_opts *g, int tier, ac_error_t *err);
 
@@ -33,12 +33,17 @@ struct gvisor_create_args {
     const char *cgroup_path;    /* the cgroup create made (runsc joins it), or NULL */
     int tier;
     uint32_t root_uid, root_gid; /* the container's root on the host: its user namespace's */
+    const struct oci_idmap *uid_map, *gid_map; /* that user namespace, in which runsc runs */
+    size_t n_uid_map, n_gid_map;
     const char *console_socket;
     bool foreground;            /* `run`: the sandbox is reparented to us, who wait for it */
 };
-/* runsc create: the sandbox, waiting for start. *pid is the sandbox's
- * process (the container's pid for the engine: it exits with the
- * workload's status). */
+/* runsc create, run as root of the container's user namespace (a slice
+ * of unprivileged host ids, as at every tier) and in its cgroup, so that
+ * the sandbox, its gofer and everything they start are neither host root
+ * nor outside the tier's limits: the sandbox, waiting for start. *pid is
+ * the sandbox's process (the container's pid for the engine: it exits with
+ * the workload's status). */
 int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *a, pid_t *pid, ac_error_t *err);
 /* runsc start. */
 int gvisor_start(const struct global_opts *g, const struct container_state *st, ac_error_t *err);
