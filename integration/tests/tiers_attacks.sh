@@ -515,6 +515,7 @@ ta_start() {
     for f in "${ATTACK_CFG[@]}"; do cfg "$f"; done
     if [ "$tier" != plain ]; then
         cfg --arg t "$tier" --argjson a "$ATTACK_ANN" '.annotations = ((.annotations // {}) + $a + {"io.agentcage.tier": $t})'
+        [ -z "${ATTACK_KERNEL:-}" ] || cfg --arg k "$ATTACK_KERNEL" '.annotations["io.agentcage.kernel"] = $k'
     else
         cfg --argjson a "$ATTACK_ANN" '.annotations = ((.annotations // {}) + $a)'
     fi

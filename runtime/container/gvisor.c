@@ -333,6 +333,85 @@ static void readonly_path(yajl_val mounts, const struct oci_spec *spec, const ch
     tj_push(mounts, new_mount(path, "bind", host, opts));
 }
 
+/* .git folders near the top of a writable project (as protect.c finds
+ * them): each bound onto itself, so it cannot be renamed away (a mount
+ * point), and its hooks and config read-only. */
+static void pin_git_dirs(yajl_val mounts, const char *host, const char *dest, int depth, int *budget)
+{
+    DIR *d = opendir(host);
+    struct dirent *de;
+    static const char *const rw[] = {"rbind", "rw", NULL}, *const ro[] = {"rbind", "ro", NULL};
+    while (d && (de = readdir(d)) != NULL && *budget > 0) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        cleanup_free char *h = xasprintf("%s/%s", host, de->d_name);
+        cleanup_free char *c = xasprintf("%s/%s", strcmp(dest, "/") == 0 ? "" : dest, de->d_name);
+        struct stat sb;
+        if (lstat(h, &sb) < 0 || !S_ISDIR(sb.st_mode))
+            continue;
+        (*budget)--;
+        if (strcmp(de->d_name, ".git") == 0) {
+            tj_push(mounts, new_mount(c, "bind", h, rw));
+            static const char *const parts[] = {"hooks", "config"};
+            for (int k = 0; k < 2; k++) {
+                cleanup_free char *ph = xasprintf("%s/%s", h, parts[k]);
+                cleanup_free char *pc = xasprintf("%s/%s", c, parts[k]);
+                if (lstat(ph, &sb) == 0 && !S_ISLNK(sb.st_mode))
+                    tj_push(mounts, new_mount(pc, "bind", ph, ro));
+            }
+        } else if (depth > 1) {
+            pin_git_dirs(mounts, h, c, depth - 1, budget);
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
+/* A home-like writable mount keeps its existing entries writable but gets
+ * no new name at its top: the home bound again read-only over itself,
+ * then each entry onto itself. */
+static void pin_home_top(yajl_val mounts, const char *host, const char *dest)
+{
+    static const char *const rw[] = {"rbind", "rw", NULL}, *const ro[] = {"rbind", "ro", NULL};
+    tj_push(mounts, new_mount(dest, "bind", host, ro));
+    DIR *d = opendir(host);
+    struct dirent *de;
+    for (int n = 0; d && (de = readdir(d)) != NULL && n < 1024; n++) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        cleanup_free char *h = xasprintf("%s/%s", host, de->d_name);
+        cleanup_free char *c = xasprintf("%s/%s", strcmp(dest, "/") == 0 ? "" : dest, de->d_name);
+        struct stat sb;
+        if (lstat(h, &sb) == 0 && !S_ISLNK(sb.st_mode))
+            tj_push(mounts, new_mount(c, "bind", h, rw));
+    }
+    if (d)
+        closedir(d);
+}
+
+/* io.agentcage.protect-roots ("DEST" or "DEST=home", colon-separated): what
+ * the namespace tiers' protect.c does with mounts in the init, as mounts
+ * of the config. */
+static void protect_roots(yajl_val mounts, const struct oci_spec *spec, const char *rootfs)
+{
+    const char *roots = spec_annotation(spec, "io.agentcage.protect-roots");
+    cleanup_free char *copy = roots ? xstrdup(roots) : NULL;
+    char *save = NULL;
+    for (char *dest = copy ? strtok_r(copy, ":", &save) : NULL; dest; dest = strtok_r(NULL, ":", &save)) {
+        char *eq = strchr(dest, '=');
+        bool home = eq && strcmp(eq + 1, "home") == 0;
+        if (eq)
+            *eq = '\0';
+        cleanup_free char *host = host_path_of(spec, rootfs, dest);
+        if (host == NULL)
+            continue;
+        if (home)
+            pin_home_top(mounts, host, dest);
+        int budget = 4096;
+        pin_git_dirs(mounts, host, dest, 3, &budget);
+    }
+}
+
 /* io.agentcage.home-roots: every dot entry at the top of a mounted home
  * hidden but the allowed ones (io.agentcage.home-allow). */
 static void hide_home_dots(yajl_val mounts, const struct oci_spec *spec, const char *rootfs, const char *empty_file)
@@ -354,6 +433,23 @@ static void hide_home_dots(yajl_val mounts, const struct oci_spec *spec, const c
         }
         if (d)
             closedir(d);
+    }
+}
+
+/* runsc orders the mounts by depth, and those at one destination in no
+ * order of the config's: of several at a destination, only the last one
+ * stays (the one that would be on top). */
+static void last_mount_wins(yajl_val mounts)
+{
+    for (size_t i = mounts->u.array.len; i-- > 0;) {
+        const char *dest = tj_get_str(mounts->u.array.values[i], "destination");
+        for (size_t k = i + 1; dest && k < mounts->u.array.len; k++) {
+            const char *later = tj_get_str(mounts->u.array.values[k], "destination");
+            if (later && strcmp(later, dest) == 0) {
+                tj_remove_at(mounts, i);
+                break;
+            }
+        }
     }
 }
 
@@ -380,12 +476,27 @@ static char *sandbox_config(const struct gvisor_create_args *a, const char *empt
             tj_remove_at(namespaces, i);
     }
     yajl_val mounts = tj_get_array(tree, "mounts");
+    /* runsc's read-only bind is read-only all the way down (its mounts of
+     * the host's files do not carry their submounts' flags): the
+     * recursive options are the plain ones to it */
+    static const char *const recursive[] = {"rro", "rrw", "rnosuid", "rsuid", "rnodev", "rdev", "rnoexec", "rexec"};
+    for (size_t i = 0; i < mounts->u.array.len; i++) {
+        yajl_val opts = tj_get(mounts->u.array.values[i], "options");
+        for (size_t k = 0; YAJL_IS_ARRAY(opts) && k < opts->u.array.len; k++) {
+            yajl_val o = opts->u.array.values[k];
+            for (size_t r = 0; YAJL_IS_STRING(o) && r < sizeof(recursive) / sizeof(recursive[0]); r++)
+                if (strcmp(o->u.string, recursive[r]) == 0)
+                    memmove(o->u.string, o->u.string + 1, strlen(o->u.string));
+        }
+    }
     const struct oci_linux *sl = a->spec->linux;
+    protect_roots(mounts, a->spec, a->rootfs); /* first: the masks go over what it pins */
     for (size_t i = 0; sl && i < sl->n_masked_paths; i++)
         mask_path(mounts, a->spec, a->rootfs, sl->masked_paths[i], empty_file);
     for (size_t i = 0; sl && i < sl->n_readonly_paths; i++)
         readonly_path(mounts, a->spec, a->rootfs, sl->readonly_paths[i]);
     hide_home_dots(mounts, a->spec, a->rootfs, empty_file);
+    last_mount_wins(mounts);
     char *json = tier_tree_to_json(tree, false);
     yajl_tree_free(tree);
     return json;
