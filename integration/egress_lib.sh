@@ -167,12 +167,12 @@ PY
 # running sleep, allowed to reach the upstreams by name; sets PROXY (the
 # writer, in the pid file) and WORKER (its child, which reads the
 # container's bytes).
-eh_start() {
+eh_start() { # ID [EXTRA-ALLOW] [EXTRA-ANNOTATIONS-JSON]; the tier EH_TIER (default 2)
     local id="$1"
     make_bundle "$id" /bin/sleep 600
     cfg --arg allow "allowed.test:$HTTP_PORT,allowed.test:$SINK_PORT,other.test:$SINK_PORT,allowed.test:$VHOST_PORT${2:+,$2}" \
-        --arg xbin "$T/xbin" --argjson extra "${3:-{\}}" \
-        '.annotations = ({"io.agentcage.tier": "2", "io.agentcage.egress": $allow} + $extra)
+        --arg xbin "$T/xbin" --argjson extra "${3:-{\}}" --arg tier "${EH_TIER:-2}" \
+        '.annotations = ({"io.agentcage.tier": $tier, "io.agentcage.egress": $allow} + $extra)
          | .mounts += [{destination: "/xbin", type: "bind", source: $xbin, options: ["rbind", "ro"]}]'
     ert create --bundle "$BUNDLE" "$id" > "$T/$id.out" 2> "$T/$id.err" < /dev/null ||
         fail "create $id: $(head -c 600 "$T/$id.err")"

@@ -632,6 +632,7 @@ test_tier3_needs_approval() {
     CID="$(new_id)"
     make_bundle "$CID" /bin/echo approved-run
     cfg '.annotations = {"io.agentcage.tier": "3"}'
+    [ -z "${ATTACK_KERNEL:-}" ] || cfg --arg k "$ATTACK_KERNEL" '.annotations["io.agentcage.kernel"] = $k'
     OUT="$(trt run --bundle "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
     assert_ne "$RC" 0 "tier 3 without approval"
     assert_contains "$OUT" "no approval" "tier 3 refusal"

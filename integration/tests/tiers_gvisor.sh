@@ -10,6 +10,10 @@ source "$IT_DIR/tiers_lib.sh"
 # bundles, bind sources) must be reachable by others, as /run/agentcage is
 gv_setup() { chmod 711 "$T"; }
 
+# sandbox_alive PID: a process that has not exited (a zombie waiting for
+# this machine's init to reap it has)
+sandbox_alive() { [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+
 # the attack tests of tiers_attacks.sh, sourced when a test runs (sourced
 # here, the runner would list them twice)
 gv_attacks() { gv_setup; source "$IT_DIR/tests/tiers_attacks.sh"; ATTACK_KERNEL=gvisor; }
@@ -123,22 +127,168 @@ test_gvisor_timeout_kills() { gv_attacks; test_timeout_kills; }
 # the environment's allow-list; tier 3's approval gate
 test_gvisor_secret_env_scrubbed() { gv_attacks; test_secret_env_scrubbed; }
 test_gvisor_tier3_needs_approval() {
+    gv_attacks
+    test_tier3_needs_approval
+    grep '"event":"container-created"' "$T/state/audit.jsonl" | grep -q '"kernel":"gvisor"' ||
+        fail "the audit trail does not say the container ran under gVisor"
+}
+
+# ---------------------------------------------------------------- the network at tiers 2-3
+
+# The proxy is the sandbox's only way out: gVisor runs with runsc's host
+# network inside the sandbox's own network namespace, which has lo and
+# nothing else; the proxy listens there (127.0.0.1:3128) and connects out
+# from the host. Allowed hosts pass, others are refused and audited, and
+# neither the host's loopback nor any other address is reachable directly.
+test_gvisor_egress_through_the_proxy_only() {
     gv_setup
+    source "$IT_DIR/egress_lib.sh"
+    eh_upstreams; eh_hooks_dir
+    local t
+    for t in 2 3; do
+        local id; id="$(new_id)"
+        local ann='{"io.agentcage.kernel": "gvisor"}'
+        if [ $t == 3 ]; then
+            # the bundle eh_start makes, approved before its create
+            make_bundle "$id" /bin/sleep 600
+            cfg --arg allow "allowed.test:$HTTP_PORT,allowed.test:$SINK_PORT,other.test:$SINK_PORT,allowed.test:$VHOST_PORT" \
+                --arg xbin "$T/xbin" --argjson extra "$ann" \
+                '.annotations = ({"io.agentcage.tier": "3", "io.agentcage.egress": $allow} + $extra)
+                 | .mounts += [{destination: "/xbin", type: "bind", source: $xbin, options: ["rbind", "ro"]}]'
+            ok ert approve "$id" --bundle "$BUNDLE"
+        fi
+        EH_TIER=$t eh_start "$id" "" "$ann"
+        local sandbox; sandbox="$(cpid "$id")"
+        ein "$id" /bin/sh -c 'dmesg | head -1'
+        assert_contains "$OUT" "Starting gVisor" "tier $t runs under gVisor"
+        eh_good "$id" "tier $t: an allowed host"
+        eh_refused "$id" "GET http://unlisted.test:$HTTP_PORT/ HTTP/1.1\r\nHost: x\r\n\r\n" "403 Forbidden" "host not in allowlist"
+        # the sandbox's network namespace, seen from the host: lo alone, no route
+        local links; links="$(nsenter --net="/proc/$sandbox/ns/net" ip -o link show | awk -F': ' '{print $2}' | tr '\n' ' ')"
+        assert_eq "$links" "lo " "tier $t: the sandbox's network namespace has only lo"
+        assert_eq "$(nsenter --net="/proc/$sandbox/ns/net" ip route show)" "" "tier $t: routes in the sandbox's netns"
+        # directly: the host's loopback services, and any routed address
+        ein "$id" /bin/sh -c "/bin/probe connect 127.0.0.1 $HTTP_PORT; /bin/probe udp 127.0.0.1 53; /bin/probe connect 192.0.2.1 80; echo end"
+        assert_contains "$OUT" end "tier $t ran: $OUT"
+        assert_eq "$(echo "$OUT" | head -1)" ECONNREFUSED "tier $t: the host's upstream from the sandbox"
+        assert_eq "$(echo "$OUT" | sed -n 3p)" ENETUNREACH "tier $t: an address beyond lo"
+        eh_stop "$id"
+    done
+    eh_stop_upstreams
+}
+
+# ---------------------------------------------------------------- the verbs
+
+# create, state, exec, ps, kill, pause, resume, update, events and delete of
+# a container under gVisor, answered as runc answers them
+test_gvisor_lifecycle_verbs() {
+    gv_setup
+    local id; id="$(new_id)"
+    make_bundle "$id" /bin/sh -c 'trap "echo got-term > /workspace/term; exit 0" TERM; while :; do sleep 0.1; done'
+    cfg '.annotations = {"io.agentcage.tier": "1", "io.agentcage.kernel": "gvisor"}'
+    "$RUNTIME" --root "$ROOT" create --bundle "$BUNDLE" "$id" > "$T/$id.out" 2> "$T/$id.err" < /dev/null ||
+        fail "create: $(cat "$T/$id.err")"
+    local pid; pid="$(cpid "$id")"
+    track_pid "$pid"
+    assert_eq "$(cstatus "$id")" created "state after create"
+    assert_eq "$(jq -r .kernel "$ROOT/$id/state.json")" gvisor "state.json records the kernel"
+    [ "$(awk '$1 == "Uid:" {print $2}' "/proc/$pid/status")" -ge 1000000000 ] ||
+        fail "the sandbox runs as host uid $(awk '$1 == "Uid:" {print $2}' "/proc/$pid/status")"
+    ok rt start "$id"
+    assert_eq "$(cstatus "$id")" running "state after start"
+    # exec: gVisor's kernel answers, the tier's environment rules apply
+    OUT="$(rt exec --env GITHUB_TOKEN=ghp_FAKE --env LANG=C "$id" /bin/sh -c 'dmesg | head -1; echo "$LANG${GITHUB_TOKEN:-}"; exit 5' 2>&1 < /dev/null)"; RC=$?
+    assert_eq "$RC" 5 "exec's exit status"
+    assert_contains "$OUT" "Starting gVisor" "exec runs under gVisor"
+    assert_contains "$OUT" "C" "exec keeps LANG"
+    assert_not_contains "$OUT" ghp_FAKE "exec's credential variable"
+    # detached exec with a pid file: the pid is a process of ours to wait for
+    ok rt exec --detach --pid-file "$T/exec.pid" "$id" /bin/sleep 0.3
+    [ -s "$T/exec.pid" ] || fail "no exec pid file"
+    # ps: the workload's processes as gVisor sees them; --format json: the sandbox's host pids
+    ok rt ps "$id"
+    assert_match "$OUT" '^0 +1 +0 .* sh$' "ps lists the workload's processes as gVisor numbers them"
+    ok rt ps --format json "$id"
+    assert_contains "$OUT" "$pid" "ps json has the sandbox"
+    # pause and resume freeze the whole sandbox; update and events act on its cgroup
+    ok rt pause "$id"
+    assert_eq "$(cstatus "$id")" paused "state after pause"
+    ok rt resume "$id"
+    assert_eq "$(cstatus "$id")" running "state after resume"
+    ok rt update --memory 300m "$id"
+    ok rt events --stats "$id"
+    assert_contains "$OUT" '"type":"stats"' "events"
+    # kill: the signal reaches the workload inside gVisor, which exits
+    ok rt kill "$id" TERM
+    wait_status "$id" stopped 10
+    ok rt delete "$id"
+    [ -e "$ROOT/$id" ] && fail "state left after delete"
+    sandbox_alive "$pid" && fail "the sandbox outlived delete"
+    return 0
+}
+
+# ---------------------------------------------------------------- the choice and its refusals
+
+test_gvisor_operator_kernel_for_tier() {
+    gv_setup
+    # the operator's kernel-for-tier: tier 3 runs under gVisor without asking
     CID="$(new_id)"
-    make_bundle "$CID" /bin/sh -c 'echo approved-run; dmesg | head -1'
-    cfg '.annotations = {"io.agentcage.tier": "3", "io.agentcage.kernel": "gvisor"}'
+    make_bundle "$CID" /bin/sh -c 'dmesg | head -1'
+    cfg '.annotations = {"io.agentcage.tier": "3"}'
+    ok trt --kernel-for-tier 3:gvisor policy show --bundle "$BUNDLE"
+    assert_contains "$OUT" '"io.agentcage.kernel": "gvisor"' "the effective config names the kernel"
+    assert_contains "$OUT" "# kernel: gVisor" "policy show prints the kernel"
+    ok trt --kernel-for-tier 3:gvisor approve "$CID" --bundle "$BUNDLE"
+    OUT="$(trt --kernel-for-tier 3:gvisor run --bundle "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
+    assert_eq "$RC" 0 "tier 3 under the operator's gVisor: $OUT"
+    assert_contains "$OUT" "Starting gVisor" "tier 3 under the operator's gVisor"
+    # without: the host's kernel, and policy show says so
+    ok trt policy show --bundle "$BUNDLE"
+    assert_contains "$OUT" "# kernel: the host's" "policy show without gVisor"
+    # a bundle may not drop the boundary the operator requires
+    cfg '.annotations["io.agentcage.kernel"] = "linux"'
+    OUT="$(trt --kernel-for-tier 3:gvisor run --bundle "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
+    assert_refused "io.agentcage.kernel=linux"
+    # nor write a kernel that does not exist
+    cfg '.annotations["io.agentcage.kernel"] = "kata"'
     OUT="$(trt run --bundle "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
-    assert_eq "$RC" 1 "tier 3 under gVisor without approval"
-    assert_contains "$OUT" "no approval" "tier 3 refusal"
-    assert_not_contains "$OUT" approved-run "ran without approval"
-    [ -e "$ROOT/$CID" ] && fail "state left after refused approval"
-    ok trt approve "$CID"
-    OUT="$(trt run --bundle "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
-    assert_eq "$RC" 0 "tier 3 under gVisor with approval: $OUT"
-    assert_contains "$OUT" approved-run "tier 3 with approval"
-    assert_contains "$OUT" "Starting gVisor" "tier 3 ran under gVisor"
-    assert_contains "$(cat "$T/state/audit.jsonl")" approval-used "audited"
-    # the grant was used: the same config needs a new one
-    OUT="$(trt run --bundle "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
-    assert_eq "$RC" 1 "a second run on the same grant"
+    assert_refused "io.agentcage.kernel: expected gvisor or linux"
+    # bad operator values: one line naming the flag
+    assert_exit 1 trt --kernel-for-tier 3:kvm policy show --tier 3
+    assert_contains "$OUT" "--kernel-for-tier" "bad kernel-for-tier"
+    assert_exit 1 trt --runsc-platform vmx policy show --tier 3
+    assert_contains "$OUT" "--runsc-platform" "bad platform"
+    assert_exit 1 trt --runsc relative/runsc policy show --tier 3
+    assert_contains "$OUT" "--runsc" "relative runsc path"
+}
+
+# never without the boundary: no runsc, a runsc that is not root's alone, a
+# platform that cannot boot here are each one line, and nothing is left
+test_gvisor_missing_or_broken_runsc_refused() {
+    gv_setup
+    local variant
+    cp /usr/bin/runsc "$T/runsc-writable" && chmod 777 "$T/runsc-writable"
+    for variant in "--runsc $T/no-such-runsc:is missing" "--runsc $T/runsc-writable:not root's alone" \
+                   "--runsc-platform kvm:self-check failed"; do
+        local flags="${variant%%:*}" want="${variant#*:}"
+        ATTACK_KERNEL=gvisor attack 1 /bin/echo ran
+        # attack ran with the default runsc; now the same bundle with the broken one
+        OUT="$(trt $flags run --bundle "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
+        assert_refused "$want"
+        assert_not_contains "$OUT" ran "ran without gVisor ($flags)"
+    done
+    grep -q '"event":"refused".*runsc' "$T/state/audit.jsonl" || fail "no refusal in the audit trail"
+}
+
+test_gvisor_pods_and_credentials_refused() {
+    gv_setup
+    ATTACK_KERNEL=gvisor
+    ATTACK_ANN='{"io.kubernetes.cri.container-type": "sandbox"}'
+    attack 1 /bin/echo ran; assert_refused "a pod's sandbox under gVisor"
+    ATTACK_ANN='{"io.kubernetes.cri-o.ContainerType": "container"}'
+    attack 1 /bin/echo ran; assert_refused "a pod's container under gVisor"
+    ATTACK_ANN='{"io.agentcage.credentials": "github=1m"}'
+    attack 1 /bin/echo ran; assert_refused "io.agentcage.credentials"
+    OUT="$(trt policy show --bundle "$BUNDLE" 2>&1)"
+    assert_contains "$OUT" "io.agentcage.credentials under gVisor" "policy show lists the gVisor refusal"
 }

@@ -1186,8 +1186,8 @@ record:
         container_audit(g, "approval-used", id, used_members);
     }
     if (tier != TIER_NONE) {
-        cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d,\"policy\":\"%s\"", tier, c.child,
-                                               policy_digest);
+        cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d,\"policy\":\"%s\"%s", tier, c.child,
+                                               policy_digest, c.gvisor ? ",\"kernel\":\"gvisor\"" : "");
         container_audit(g, "container-created", id, members);
     }
     if (console_pair[0] >= 0) {

@@ -31,7 +31,9 @@
 #include <string.h>
 #include <linux/nsfs.h>
 #include <sys/ioctl.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -40,6 +42,7 @@
 
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/container/gvisor.h"
+#include "runtime/linux/rootfs.h"
 #include "runtime/linux/userns.h"
 #include "runtime/util/utils.h"
 #include "tier-annotations/tier_internal.h" /* tj_*: the effective tree edited for runsc */
@@ -89,19 +92,37 @@ static int wait_exit(pid_t child)
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
 }
 
-/* argv with stdio on /dev/null; its exit status in *status. */
-static int run_quietly(char *const argv[], int *status, ac_error_t *err)
+/* argv with stdio on /dev/null, in a process group of its own that is
+ * killed after timeout_ms (a platform that hangs, as KVM without VMX
+ * does); its exit status in *status, -1 when it timed out. */
+static int run_quietly(char *const argv[], int timeout_ms, int *status, ac_error_t *err)
 {
     posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
     posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
     for (int i = 0; i < 3; i++)
         posix_spawn_file_actions_addopen(&fa, i, "/dev/null", O_RDWR, 0);
     pid_t child;
-    int r = posix_spawn(&child, argv[0], &fa, NULL, argv, environ);
+    int r = posix_spawn(&child, argv[0], &fa, &attr, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
     if (r != 0)
         return ac_error(err, r, "gVisor: start `%s`", argv[0]);
+    cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+    struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+    int ready;
+    while ((ready = poll(&pfd, 1, timeout_ms)) < 0 && errno == EINTR)
+        ;
+    if (pidfd >= 0 && ready == 0) {
+        kill(-child, SIGKILL);
+        wait_exit(child);
+        *status = -1;
+        return 0;
+    }
     *status = wait_exit(child);
+    kill(-child, SIGKILL); /* what it left in its group */
     return 0;
 }
 
@@ -124,14 +145,19 @@ static int self_check(const struct global_opts *g, int tier, const struct stat *
     cleanup_free char *platform = xasprintf("--platform=%s", g->tier.runsc_platform);
     char *argv[] = {(char *)g->tier.runsc, root, platform, "--network=none", "do", "/bin/true", NULL};
     int status = -1;
-    if (run_quietly(argv, &status, err) < 0)
+    if (run_quietly(argv, 10000, &status, err) < 0)
         return -1;
-    rmdir(root + strlen("--root="));
-    if (status != 0)
+    ac_error_t ignore = NULL;
+    if (remove_dir(root + strlen("--root="), 1, &ignore) < 0)
+        ac_error_free(&ignore);
+    if (status != 0) {
+        char how[32];
+        snprintf(how, sizeof(how), status < 0 ? "did not finish in 10 s" : "exited %d", status);
         return ac_error(err, 0,
                         "tier %d runs under gVisor, but its self-check failed: `%s %s --network=none do /bin/true` "
-                        "exited %d: refused",
-                        tier, g->tier.runsc, platform, status);
+                        "%s: refused",
+                        tier, g->tier.runsc, platform, how);
+    }
     cleanup_close int fd = open(cache, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (fd >= 0)
         write_all(fd, key, strlen(key));
@@ -504,6 +530,55 @@ static char *sandbox_config(const struct gvisor_create_args *a, const char *empt
 
 /* ---- the verbs ------------------------------------------------------------ */
 
+/* The mount points in the rootfs, made by the runtime (host root) as runc
+ * makes them: runsc's gofer, the container's root on the host, may not
+ * create them in an image of root's. Only for mounts whose place is in
+ * the rootfs itself (not inside another mount), never through a symlink
+ * out of it (safe_path.c). */
+static int make_mountpoints(const struct oci_spec *spec, const char *rootfs, ac_error_t *err)
+{
+    cleanup_close int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0)
+        return ac_error(err, errno, "gVisor: open the rootfs `%s`", rootfs);
+    for (size_t i = 0; i < spec->n_mounts; i++) {
+        const struct oci_mount *m = &spec->mounts[i];
+        const char *dest = m->destination;
+        bool inside = false;
+        for (size_t j = 0; dest && j < i; j++) {
+            const char *outer = spec->mounts[j].destination;
+            inside |= outer && strcmp(outer, "/") != 0 && path_below(dest, outer) > 0 && strcmp(dest, outer) != 0;
+        }
+        if (!dest || inside || strcmp(dest, "/") == 0)
+            continue;
+        ac_error_t e = NULL;
+        int fd = safe_openat(rootfd, dest, O_PATH | O_CLOEXEC, 0, &e);
+        if (fd >= 0 || errno != ENOENT) {
+            if (fd >= 0)
+                close(fd);
+            ac_error_free(&e);
+            continue;
+        }
+        ac_error_free(&e);
+        struct stat sb;
+        bool file = is_bind(m) && m->source && stat(m->source, &sb) == 0 && !S_ISDIR(sb.st_mode);
+        cleanup_free char *parent = xstrdup(dest);
+        char *slash = strrchr(parent, '/');
+        *slash = '\0';
+        cleanup_close int dirfd = safe_mkdir_p_at(rootfd, file ? parent : dest, 0755, err);
+        if (dirfd < 0)
+            return ac_error_wrap(err, "gVisor: mounts[%zu]: the mount point", i);
+        if (file) {
+            cleanup_close int dfd = openat(dirfd, ".", O_DIRECTORY | O_CLOEXEC);
+            int f = dfd < 0 ? -1 : openat(dfd, slash + 1, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+            if (f < 0 && errno != EEXIST)
+                return ac_error(err, errno, "gVisor: mounts[%zu]: create the mount point `%s`", i, dest);
+            if (f >= 0)
+                close(f);
+        }
+    }
+    return 0;
+}
+
 /* runsc's global flags for this container, kept for every later verb:
  * runsc requires the same ones (network, platform) throughout. */
 static int write_runsc_args(const struct global_opts *g, const struct gvisor_create_args *a, ac_error_t *err)
@@ -590,6 +665,8 @@ int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *
     cleanup_free char *empty = xasprintf("%s/masked", sandbox);
     if (create_file(empty, "", 0444, err) < 0)
         return ac_error_wrap(err, "gVisor: the masks' empty file");
+    if (make_mountpoints(a->spec, a->rootfs, err) < 0)
+        return -1;
     cleanup_free char *config = sandbox_config(a, empty, err);
     if (config == NULL)
         return -1;

@@ -370,10 +370,9 @@ int state_list_ids(const struct global_opts *g, char ***ids, size_t *n, ac_error
     return 0;
 }
 
-/* A folder and its files; one level of folders below it (a gVisor
- * container's sandbox/, runsc's bundle and state) when depth is 1. */
-static int remove_dir(const char *dir, int depth, ac_error_t *err)
+int state_remove(const struct global_opts *g, const char *id, ac_error_t *err)
 {
+    cleanup_free char *dir = state_dir_path(g, id);
     DIR *d = opendir(dir);
     if (d == NULL) {
         if (errno == ENOENT)
@@ -385,31 +384,28 @@ static int remove_dir(const char *dir, int depth, ac_error_t *err)
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;
         int r = unlinkat(dirfd(d), de->d_name, 0);
-        if (r < 0 && errno == EBUSY) {
-            /* a pinned namespace (a Podman pod's cage): ours, unpinned */
-            cleanup_free char *pinned = xasprintf("%s/%s", dir, de->d_name);
-            if (umount2(pinned, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
-                r = unlinkat(dirfd(d), de->d_name, 0);
-        }
-        if (r == 0 || errno == ENOENT)
-            continue;
-        int e = errno;
         cleanup_free char *sub = xasprintf("%s/%s", dir, de->d_name);
-        if (e == EISDIR && depth > 0 && remove_dir(sub, depth - 1, err) == 0)
+        /* a pinned namespace (a Podman pod's cage): ours, unpinned */
+        if (r < 0 && errno == EBUSY && umount2(sub, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
+            r = unlinkat(dirfd(d), de->d_name, 0);
+        /* a folder of files (a gVisor container's sandbox/) */
+        if (r < 0 && errno == EISDIR) {
+            if (remove_dir(sub, 0, err) < 0) {
+                closedir(d);
+                return -1;
+            }
             continue;
-        closedir(d);
-        return e == EISDIR && depth > 0 ? -1 : ac_error(err, e, "remove `%s`", sub);
+        }
+        if (r < 0 && errno != ENOENT) {
+            int e = errno;
+            closedir(d);
+            return ac_error(err, e, "remove `%s`", sub);
+        }
     }
     closedir(d);
     if (rmdir(dir) < 0 && errno != ENOENT)
         return ac_error(err, errno, "remove `%s`", dir);
     return 0;
-}
-
-int state_remove(const struct global_opts *g, const char *id, ac_error_t *err)
-{
-    cleanup_free char *dir = state_dir_path(g, id);
-    return remove_dir(dir, 1, err);
 }
 
 int write_pid_file(const char *path, pid_t pid, ac_error_t *err)

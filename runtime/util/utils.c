@@ -1,6 +1,7 @@
 /* Small helpers shared by every part of the runtime: whole files, small
  * writes, mkdir -p, number parsing. They report through error.c; the
  * allocation helpers they use are in alloc.c. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -166,4 +167,31 @@ size_t path_below(const char *path, const char *dir)
     if (n == 0 || strncmp(path, dir, n) != 0 || (path[n] != '/' && path[n] != '\0' && !(n == 1 && dir[0] == '/')))
         return 0;
     return n;
+}
+
+int remove_dir(const char *dir, int depth, ac_error_t *err)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        if (errno == ENOENT)
+            return 0;
+        return ac_error(err, errno, "open `%s`", dir);
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (unlinkat(dirfd(d), de->d_name, 0) == 0 || errno == ENOENT)
+            continue;
+        int e = errno;
+        cleanup_free char *sub = xasprintf("%s/%s", dir, de->d_name);
+        if (e == EISDIR && depth > 0 && remove_dir(sub, depth - 1, err) == 0)
+            continue;
+        closedir(d);
+        return e == EISDIR && depth > 0 ? -1 : ac_error(err, e, "remove `%s`", sub);
+    }
+    closedir(d);
+    if (rmdir(dir) < 0 && errno != ENOENT)
+        return ac_error(err, errno, "remove `%s`", dir);
+    return 0;
 }
