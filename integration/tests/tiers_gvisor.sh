@@ -40,12 +40,10 @@ test_gvisor_kernel_serves_the_syscalls() {
 # the root fs, a tier-0 project mount, credentials under a mounted home,
 # rc files and git hooks of a writable one: as at the namespace tiers
 test_gvisor_write_root_fs() { gv_attacks; test_write_root_fs; }
-# runsc cannot idmap a bind mount: a project is written by the container's
-# root as its host id (an unprivileged one of the slice), where the
-# folder's mode lets that id write; never as host root
+# a tier-0 project mount is read-only under gVisor too
 test_gvisor_project_mounts() {
     gv_attacks
-    mkdir -p "$T/proj" && echo original > "$T/proj/file" && chmod 777 "$T/proj" && chmod 666 "$T/proj/file"
+    mkdir -p "$T/proj" && echo original > "$T/proj/file"
     ATTACK_CFG=("$(bind_mount /mnt/a "$T/proj" rw)")
     attack plain /bin/sh -c 'echo evil > /mnt/a/file; /bin/probe write /mnt/a/new'
     assert_eq "$(cat "$T/proj/file")" evil "plain writes through a rw bind"
@@ -54,15 +52,39 @@ test_gvisor_project_mounts() {
     assert_contains "$OUT" done "tier 0 ran: $OUT"
     assert_eq "$(cat "$T/proj/file")" original "tier 0: host file unchanged"
     [ -e "$T/proj/new" ] || [ -e "$T/proj/d" ] && fail "tier 0 created a file on the host"
-    attack 1 /bin/probe write /mnt/a/new
-    assert_eq "$OUT" ok "tier 1 writes its project mount"
-    local owner; owner="$(stat -c %u "$T/proj/new")"
-    [ "$owner" -ge 1000000000 ] || fail "tier 1 under gVisor wrote as host uid $owner, not the container's slice"
-    # a folder only host root may write stays unwritten
-    chmod 755 "$T/proj"; rm -f "$T/proj/new"
-    attack 1 /bin/probe write /mnt/a/new
-    assert_eq "$OUT" EACCES "tier 1 writes a folder of host root's"
     return 0
+}
+
+# A writable host folder under gVisor is the same capped overlay as at the
+# namespace tiers (runsc cannot idmap a bind; the runtime idmaps the
+# overlay's lower layer): writes keep the folder owner's ids, stop at the
+# cap, come back at delete, and a killed container's stay for review.
+gv_userns() { gv_setup; source "$IT_DIR/tests/tiers_userns.sh"; ATTACK_KERNEL=gvisor; }
+# A read-only bind is not idmapped under gVisor: the gofer reads it as the
+# container's root on the host, an unprivileged id, so a file only its
+# owner may read stays unread (never read as host root).
+test_gvisor_writes_through_a_project_mount_keep_the_owner() {
+    gv_userns
+    mkdir -p "$T/proj"; echo mine > "$T/proj/private"; chmod 600 "$T/proj/private"
+    chown -R 4321:4322 "$T/proj"
+    ATTACK_CFG=("$(bind_mount /mnt/a "$T/proj" rw)")
+    local t
+    for t in 1 2; do
+        attack $t /bin/sh -c 'cat /mnt/a/private; echo new > /mnt/a/made-'"$t"'; mkdir /mnt/a/dir-'"$t"
+        assert_eq "$RC" 0 "tier $t: $OUT"
+        assert_contains "$OUT" mine "tier $t reads its owner's 0600 file"
+        assert_eq "$(stat -c %u:%g "$T/proj/made-$t")" 4321:4322 "tier $t: a new file belongs to the mount's owner"
+        assert_eq "$(stat -c %u:%g "$T/proj/dir-$t")" 4321:4322 "tier $t: a new folder too"
+    done
+    attack 0 /bin/sh -c 'cat /mnt/a/private; /bin/probe write /mnt/a/x'
+    assert_contains "$OUT" "Permission denied" "tier 0 under gVisor reads as an unprivileged id"
+    [ -e "$T/proj/x" ] && fail "tier 0 wrote its project"
+    return 0
+}
+test_gvisor_disk_balloon_stops_at_the_cap() { gv_userns; test_disk_balloon_in_a_writable_project_stops_at_the_cap; }
+test_gvisor_writes_are_copied_back() { gv_userns; test_writes_through_a_capped_project_are_copied_back; }
+test_gvisor_changes_of_a_killed_container_are_kept_for_review() {
+    gv_userns; test_changes_of_a_killed_container_are_kept_for_review
 }
 
 # rc files and git hooks of a writable home stay read-only, even where the

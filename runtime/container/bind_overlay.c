@@ -72,7 +72,7 @@ static int lower_layer(const struct oci_mount *m, int srcfd, const char *target,
     return 0;
 }
 
-int bind_overlays_prepare(const char *state_dir, struct oci_spec *spec, ac_error_t *err)
+int bind_overlays_prepare(const char *state_dir, struct oci_spec *spec, mode_t base_mode, ac_error_t *err)
 {
     const char *capped = spec_annotation(spec, "io.agentcage.capped-binds");
     const char *cap = spec_annotation(spec, "io.agentcage.bind-cap");
@@ -101,7 +101,7 @@ int bind_overlays_prepare(const char *state_dir, struct oci_spec *spec, ac_error
         if (fstat(srcfd, &st) < 0 || !S_ISDIR(st.st_mode))
             continue;
         cleanup_free char *base = xasprintf("%s/ov-%zu", state_dir, i);
-        cleanup_free char *data = xasprintf("size=%s,mode=0700", cap);
+        cleanup_free char *data = xasprintf("size=%s,mode=0%o", cap, (unsigned)base_mode);
         if (mkdir(base, 0700) < 0 || mount_at("tmpfs", base, "tmpfs", data, err) < 0)
             return ac_error(err, errno, "capped bind: `%s`", base);
         /* recorded as soon as there is something to take down */

@@ -137,8 +137,10 @@ int credentials_expire(const struct global_opts *g, const char *state_dir, const
 /* Writable host folders of a tier behind an overlay capped at the workspace
  * size (bind_overlay.c): made before the clone (the mounts' sources are
  * rewritten to the overlays), taken down at delete, with the changes
- * copied back (apply), kept for review (apply && review) or dropped. */
-int bind_overlays_prepare(const char *state_dir, struct oci_spec *spec, ac_error_t *err);
+ * copied back (apply), kept for review (apply && review) or dropped.
+ * base_mode: each overlay's folder's (0711 when the container's root on the
+ * host must reach it, as gVisor's gofer does). */
+int bind_overlays_prepare(const char *state_dir, struct oci_spec *spec, mode_t base_mode, ac_error_t *err);
 void bind_overlays_finish(const struct global_opts *g, const char *state_dir, const char *id, bool apply,
                           bool review);
 

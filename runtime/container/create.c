@@ -562,13 +562,35 @@ static void add_socket_masks(struct oci_spec *spec)
     lx->n_masked_paths += n;
 }
 
+/* Each directory bind mount (only those in the list `only` when given)
+ * idmapped so that its owner on the host is the container's root: files
+ * the container writes there land with the owner's ids, not the
+ * container's. */
+static void idmap_bind_mounts(struct oci_spec *spec, uint32_t root_uid, uint32_t root_gid, const char *only)
+{
+    for (size_t i = 0; i < spec->n_mounts; i++) {
+        struct oci_mount *m = &spec->mounts[i];
+        struct stat st;
+        if (!mount_is_bind(m) || m->n_uid_mappings || m->source == NULL || stat(m->source, &st) < 0 ||
+            !S_ISDIR(st.st_mode) || (only && (m->destination == NULL || !list_has(only, ':', m->destination))))
+            continue;
+        struct oci_idmap *maps = spec_alloc(spec, 2 * sizeof(*maps));
+        maps[0] = (struct oci_idmap){.container_id = (uint32_t)st.st_uid, .host_id = root_uid, .size = 1};
+        maps[1] = (struct oci_idmap){.container_id = (uint32_t)st.st_gid, .host_id = root_gid, .size = 1};
+        m->uid_mappings = &maps[0], m->n_uid_mappings = 1;
+        m->gid_mappings = &maps[1], m->n_gid_mappings = 1;
+        char **options = spec_alloc(spec, (m->n_options + 1) * sizeof(char *));
+        memcpy(options, m->options, m->n_options * sizeof(char *));
+        options[m->n_options++] = spec_strdup(spec, "idmap");
+        m->options = options;
+    }
+}
+
 /* A tier's user namespace: container root is never host root. The bundle's
  * own mappings when it brings a user namespace (the mapping refused any to
  * host id 0), else a slice of the operator's range. The runtime makes the
  * namespace and the init joins it after its setup (userns.c); the clone
- * makes none. Each directory bind mount is idmapped so that its owner on
- * the host is the container's root: files the container writes there land
- * with the owner's ids, not the container's. */
+ * makes none. Each directory bind mount is idmapped (idmap_bind_mounts). */
 static int tier_user_namespace(struct create_ctx *c, struct oci_spec *spec, struct ns_plan *plan, int *userns_fd,
                                ac_error_t *err)
 {
@@ -599,22 +621,7 @@ static int tier_user_namespace(struct create_ctx *c, struct oci_spec *spec, stru
     *userns_fd = userns_make(uids, n_uids, gids, n_gids, err);
     if (*userns_fd < 0)
         return ac_error_wrap(err, "tier: the container's user namespace");
-    for (size_t i = 0; i < spec->n_mounts; i++) {
-        struct oci_mount *m = &spec->mounts[i];
-        struct stat st;
-        if (!mount_is_bind(m) || m->n_uid_mappings || m->source == NULL || stat(m->source, &st) < 0 ||
-            !S_ISDIR(st.st_mode))
-            continue;
-        struct oci_idmap *maps = spec_alloc(spec, 2 * sizeof(*maps));
-        maps[0] = (struct oci_idmap){.container_id = (uint32_t)st.st_uid, .host_id = root_uid, .size = 1};
-        maps[1] = (struct oci_idmap){.container_id = (uint32_t)st.st_gid, .host_id = root_gid, .size = 1};
-        m->uid_mappings = &maps[0], m->n_uid_mappings = 1;
-        m->gid_mappings = &maps[1], m->n_gid_mappings = 1;
-        char **options = spec_alloc(spec, (m->n_options + 1) * sizeof(char *));
-        memcpy(options, m->options, m->n_options * sizeof(char *));
-        options[m->n_options++] = spec_strdup(spec, "idmap");
-        m->options = options;
-    }
+    idmap_bind_mounts(spec, root_uid, root_gid, NULL);
     userns_give_stdio(root_uid, root_gid);
     return 0;
 }
@@ -957,6 +964,16 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             audit_refusal(g, id, err);
             goto out;
         }
+        /* runsc cannot idmap a bind mount: the writable host folders get
+         * the capped overlay, whose lower layer the runtime idmaps, as
+         * their sources; runsc's gofer (the container's root on the host)
+         * reaches it through the state directory */
+        idmap_bind_mounts(spec, c.root_uid, c.root_gid, spec_annotation(spec, "io.agentcage.capped-binds"));
+        c.overlays = true;
+        if (bind_overlays_prepare(c.state_dir, spec, 0711, err) < 0) {
+            audit_refusal(g, id, err);
+            goto out;
+        }
         cleanup_free char *fifo = xasprintf("%s/exec.fifo", c.state_dir);
         if (mkfifo(fifo, 0600) < 0) { /* created until start, as for every container */
             ac_error(err, errno, "mkfifo `%s`", fifo);
@@ -980,7 +997,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     /* 3b'. A tier's writable host folders behind capped overlays. */
     if (tier != TIER_NONE && !g->is_rootless) {
         c.overlays = true;
-        if (bind_overlays_prepare(c.state_dir, spec, err) < 0) {
+        if (bind_overlays_prepare(c.state_dir, spec, 0700, err) < 0) {
             audit_refusal(g, id, err);
             goto out;
         }

@@ -502,6 +502,13 @@ static char *sandbox_config(const struct gvisor_create_args *a, const char *empt
             tj_remove_at(namespaces, i);
     }
     yajl_val mounts = tj_get_array(tree, "mounts");
+    /* the sources create rewrote (a writable host folder's capped overlay) */
+    for (size_t i = 0; i < mounts->u.array.len && i < a->spec->n_mounts; i++) {
+        const char *source = a->spec->mounts[i].source;
+        const char *was = tj_get_str(mounts->u.array.values[i], "source");
+        if (source && (was == NULL || strcmp(source, was) != 0))
+            tj_set(mounts->u.array.values[i], "source", tj_new_string(source));
+    }
     /* runsc's read-only bind is read-only all the way down (its mounts of
      * the host's files do not carry their submounts' flags): the
      * recursive options are the plain ones to it */
