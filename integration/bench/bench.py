@@ -49,8 +49,14 @@ class Bench:
             "agentcage": os.path.join(a.stateroot, "agentcage"),
             "runc": os.path.join(a.stateroot, "runc"),
             "crun": os.path.join(a.stateroot, "crun"),
+            "runsc": os.path.join(a.stateroot, "runsc"),
         }
         self.binaries = {"agentcage": os.path.realpath(a.agentcage), "runc": a.runc, "crun": a.crun}
+        # gVisor (section 9): runsc alone, as an operator would run it, and
+        # agentcage's tier 1 with the operator's kernel-for-tier 1:gvisor
+        self.runsc = a.runsc if a.runsc and os.access(a.runsc, os.X_OK) else None
+        if self.runsc:
+            self.binaries["runsc"] = self.runsc
         self.base_config = self.make_base_config()
         self.docker_seccomp = None
         if a.docker_config:
@@ -103,8 +109,15 @@ class Bench:
     def variant_cmd(self, v):
         """Argument prefix (binary and global flags) of a variant name:
         agentcage, runc, crun, t0..t3 (agentcage --default-tier N),
-        and X-docker (X loading Docker's default seccomp profile)."""
+        g1 (tier 1 under gVisor), runsc (gVisor's runtime alone, with the
+        platform and network agentcage gives it at tier 1), and X-docker
+        (X loading Docker's default seccomp profile)."""
         rt = v.split("-")[0]
+        if rt == "g1":
+            return [self.binaries["agentcage"], "--root", self.state_roots["agentcage"], "--default-tier", "1",
+                    "--kernel-for-tier", "1:gvisor", "--runsc", self.runsc]
+        if rt == "runsc":
+            return [self.runsc, "--root", self.state_roots["runsc"], "--platform=ptrace", "--network=none"]
         if rt.startswith("t") and rt[1:].isdigit():
             return [self.binaries["agentcage"], "--root", self.state_roots["agentcage"], "--default-tier", rt[1:],
                     "--approvals-dir", self.approvals]
@@ -183,7 +196,7 @@ class Bench:
                 subprocess.run(cmd + ["delete", "--force", cid], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     # ---- 1 + 2: one container's lifecycle -----------------------------
-    def bench_lifecycle(self, variants, rounds, per_round):
+    def bench_lifecycle(self, variants, rounds, per_round, key="lifecycle"):
         log(f"lifecycle: {rounds} rounds x {per_round} per variant, order {' '.join(variants)}")
         res = {v: {"run": [], "create": [], "start": [], "delete": [], "run_total_cpu": [], "csd_total_cpu": []}
                for v in variants}
@@ -222,7 +235,7 @@ class Bench:
             s["csd_total_cpu_ms"] = median(d["csd_total_cpu"]) / 1e6
             s["csd_wall_ms"] = s["create"]["wall_ms"] + s["start"]["wall_ms"] + s["delete"]["wall_ms"]
             summary[v] = s
-        self.results["lifecycle"] = summary
+        self.results[key] = summary
 
     # ---- 3: throughput --------------------------------------------------
     def bench_throughput(self, variants, ns, jobs_list, reps):
@@ -394,7 +407,7 @@ class Bench:
                 pass
         return out
 
-    def bench_alive(self, variants, n):
+    def bench_alive(self, variants, n, key="alive"):
         log(f"alive: {n} sleeping containers per variant")
         out = {}
         for v in variants:
@@ -405,6 +418,7 @@ class Bench:
             started = sum(1 for x in o["steps"][1] if x["status"] == 0)
             time.sleep(0.5)  # let anything a runtime leaves behind settle
             owned, workload = self.resident_processes(p)
+            every_pss = sum(self.smaps_rollup(pid)[1] + self.kernel_kib(pid) for pid in owned | workload)
             owned_rss = sum(self.smaps_rollup(pid)[0] for pid in owned)
             owned_pss = sum(self.smaps_rollup(pid)[1] for pid in owned)
             owned_kernel = sum(self.kernel_kib(pid) for pid in owned)
@@ -429,10 +443,12 @@ class Bench:
                       "egress_pss_kib_per_ctr": egress_pss / max(started, 1),
                       "egress_kernel_kib_per_ctr": egress_kernel / max(started, 1),
                       "memcg_kib_median": median(memcg),
+                      "all_procs": len(owned | workload),
+                      "all_pss_kernel_kib_per_ctr": every_pss / max(started, 1),
                       "list_ms": median([x["wall_ns"] / 1e6 for x in lst["steps"][0]]),
                       "state_ms": median([x["wall_ns"] / 1e6 for x in st["steps"][0]])}
             log(f"  {v}: {started} alive, {len(owned)} runtime-owned processes, list {out[v]['list_ms']:.1f} ms")
-        self.results["alive"] = out
+        self.results[key] = out
 
     # ---- 8: many tier-2 sleepers at once (issue 20) ----------------------
     @staticmethod
@@ -606,7 +622,7 @@ class Bench:
         self.results["egress"] = out
 
     def cleanup(self):
-        for v in ("agentcage", "runc", "crun"):
+        for v in ("agentcage", "runc", "crun") + (("runsc",) if self.runsc else ()):
             self.sweep(v)
         shutil.rmtree(self.bundles, ignore_errors=True)
 
@@ -759,9 +775,29 @@ def report(b, quick):
                 label = f"{v.split('-')[0]}, minimal filter (allow all but kexec_load)"
             L.append(f"| {label} | {fmt(s['getppid_ns'])} | {ratio(s['getppid_ns'], base)} | {s['n']} |")
 
+    gv, gva = R.get("gvisor", {}), R.get("gvisor_alive", {})
+    if gv:
+        L.append("")
+        L.append("### 9. gVisor: runsc alone, agentcage tier 1 under gVisor (agentcage -> runsc), and tier 1 on the host's kernel")
+        L.append("")
+        L.append("| runtime | run wall ms | run peak RSS KiB | create ms | start ms | delete ms | c+s+d wall ms | "
+                 "resident per sleeping container KiB (PSS + page tables + kernel stacks, every process) | processes | memcg KiB |")
+        L.append("|---|---|---|---|---|---|---|---|---|---|")
+        names = {"runsc": "runsc alone (--platform=ptrace --network=none)", "g1": "agentcage tier 1 under gVisor",
+                 "t1": "agentcage tier 1 (namespaces)"}
+        for v in ("runsc", "g1", "t1"):
+            if v not in gv:
+                continue
+            s, al = gv[v], gva.get(v, {})
+            L.append(f"| {names[v]} | {fmt(s['run']['wall_ms'])} | {fmt(s['run']['maxrss_kb'], '.0f')} | "
+                     f"{fmt(s['create']['wall_ms'])} | {fmt(s['start']['wall_ms'])} | {fmt(s['delete']['wall_ms'])} | "
+                     f"{fmt(s['csd_wall_ms'])} | {fmt(al.get('all_pss_kernel_kib_per_ctr', float('nan')), '.0f')} | "
+                     f"{al.get('all_procs', 0) / max(al.get('started', 1), 1):.1f} | "
+                     f"{fmt(al.get('memcg_kib_median', float('nan')), '.0f')} |")
+
     # targets
     L.append("")
-    L.append("### targets (issues 6 and 20)")
+    L.append("### targets (issues 6, 20 and 25)")
     L.append("")
     L.append("| target | measured | holds |")
     L.append("|---|---|---|")
@@ -847,6 +883,12 @@ def report(b, quick):
         r = sc["t1"]["getppid_ns"] / sc["agentcage"]["getppid_ns"]
         target("getppid under tier-1 filter <= 1.1x no filter" + ("" if b.tier_active else " (tier mapping not active)"),
                f"{r:.2f}x", r <= 1.1)
+    if gv.get("runsc") and gv.get("g1"):
+        r = gv["g1"]["run"]["wall_ms"] / gv["runsc"]["run"]["wall_ms"]
+        target("tier 1 under gVisor run wall <= 1.05x runsc alone", f"{r:.2f}x", r <= 1.05)
+        if gva.get("runsc") and gva.get("g1"):
+            m = gva["g1"]["all_pss_kernel_kib_per_ctr"] / max(gva["runsc"]["all_pss_kernel_kib_per_ctr"], 1)
+            target("tier 1 under gVisor resident <= 1.05x runsc alone", f"{m:.2f}x", m <= 1.05)
     if b.notes:
         L.append("")
         for n in b.notes:
@@ -867,9 +909,10 @@ def main():
     ap.add_argument("--agentcage", required=True)
     ap.add_argument("--runc", default="/usr/sbin/runc")
     ap.add_argument("--crun", default="/usr/bin/crun")
+    ap.add_argument("--runsc", default="/usr/bin/runsc")
     ap.add_argument("--docker-config", default="")
     ap.add_argument("--tag", required=True)
-    ap.add_argument("--only", default="1,3,4,5,6,7,8", help="sections to run (1 includes 2)")
+    ap.add_argument("--only", default="1,3,4,5,6,7,8,9", help="sections to run (1 includes 2)")
     ap.add_argument("--json", help="write raw results here")
     ap.add_argument("--checks", help="append ok/FAIL lines (functional, not the targets) here")
     ap.add_argument("--report", help="write the markdown table here")
@@ -899,6 +942,12 @@ def main():
             b.bench_egress(100, rounds=1 if a.quick else 3, per_round=2 if a.quick else 3)
         if "8" in only:
             b.bench_many("t2", 50 if a.quick else 1000, 8)
+        if "9" in only and b.runsc:
+            gv = ["runsc", "g1", "t1"]
+            b.bench_lifecycle(gv, rounds=2 if a.quick else 10, per_round=2 if a.quick else 3, key="gvisor")
+            b.bench_alive(gv, 3 if a.quick else 10, key="gvisor_alive")
+        elif "9" in only:
+            b.notes.append(f"no runsc at {a.runsc}: the gVisor rows (section 9) skipped")
     finally:
         b.cleanup()
     if a.checks:
@@ -922,6 +971,11 @@ def main():
                         f" - {mn['started']} of {mn['n']} tier-2 sleepers started at once\n")
             for v, s in b.results.get("syscalls", {}).items():
                 f.write(("ok" if s["n"] > 0 else "FAIL") + f" - {v}: syscall probe ran\n")
+            for v, s in b.results.get("gvisor", {}).items():
+                ok = s["run"]["n"] > 0 and s["run"]["failed"] == 0 and s["create"]["failed"] == 0
+                f.write(("ok" if ok else "FAIL") + f" - gVisor rows, {v}: run and create/start/delete measured\n")
+            for v, s in b.results.get("gvisor_alive", {}).items():
+                f.write(("ok" if s["started"] > 0 else "FAIL") + f" - gVisor rows, {v}: {s['started']} long-running sandboxes\n")
     text = report(b, a.quick)
     text += f"\n\n(bench time {time.time() - t0:.0f} s)\n"
     print(text)

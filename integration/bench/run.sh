@@ -1,7 +1,7 @@
 #!/bin/bash
 # agentcage against runc and crun, side by side (issue 6).
 #
-#   integration/bench/run.sh [--quick] [--check] [--only 1,3,4,5,6,7,8] [--report FILE] [--json FILE]
+#   integration/bench/run.sh [--quick] [--check] [--only 1,3,4,5,6,7,8,9] [--report FILE] [--json FILE]
 #
 # --check (for integration/run-all.sh) adds functional ok/FAIL lines (each
 # runtime ran, no batch failed, everything cleaned up, the host's cgroup2
@@ -22,6 +22,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 top="$(cd "$here/../.." && pwd)"
 RUNC=${RUNC:-/usr/sbin/runc}
 CRUN=${CRUN:-/usr/bin/crun}
+RUNSC=${RUNSC:-/usr/bin/runsc}
 DOCKER_CONFIG=${DOCKER_CONFIG:-}
 
 [ "$(id -u)" = 0 ] || { echo "run.sh: must run as root" >&2; exit 1; }
@@ -33,7 +34,7 @@ done
 
 # Debian packages the bench needs beyond the build's own.
 need=""
-for p in runc crun python3 util-linux; do
+for p in runc crun runsc python3 util-linux; do
     dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
 done
 if [ -n "$need" ]; then
@@ -69,12 +70,15 @@ shared_rootfs="$("$top/integration/rootfs.sh")"
 
 tag="ab$$-"
 work="$(mktemp -d /tmp/agentcage-bench.XXXXXX)"
+# gVisor's gofer reads the rootfs as the container's root on the host, an
+# unprivileged id (section 9): the folder is traversable, not listable
+chmod 711 "$work"
 stateroot="/run/agentcage-bench-$tag"
 cleanup() {
     local rc=$?
     set +e +o pipefail  # a clean-up step that fails must not skip the others
     # The bench deletes its containers itself; this sweeps what a crash left.
-    for rt in "$work/bin/agentcage" "$RUNC" "$CRUN"; do
+    for rt in "$work/bin/agentcage" "$RUNC" "$CRUN" "$RUNSC"; do
         [ -x "$rt" ] || continue
         [ -d "$stateroot/$(basename "$rt")" ] || continue
         for id in $("$rt" --root "$stateroot/$(basename "$rt")" list -q 2>/dev/null); do
@@ -134,7 +138,7 @@ mkdir -p "$stateroot"
 
 echo "# agentcage bench $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, kernel $(uname -r)" >&2
 echo "# $("$work/bin/agentcage" --version | head -2 | tr '\n' ' ')" >&2
-echo "# $("$RUNC" --version | head -1); $("$CRUN" --version | head -1)" >&2
+echo "# $("$RUNC" --version | head -1); $("$CRUN" --version | head -1); $("$RUNSC" --version 2>/dev/null | head -1)" >&2
 
 # The namespace: private propagation, so the umount stays inside.  A check
 # that crun really works there comes first: without it the bench is moot.
@@ -142,5 +146,5 @@ unshare -m --propagation private sh -c '
     umount /sys/fs/cgroup/unified 2>/dev/null || true
     exec "$@"' sh python3 "$here/bench.py" \
     --workdir "$work" --stateroot "$stateroot" --rootfs "$rootfs" --timeit "$work/timeit" \
-    --agentcage "$work/bin/agentcage" --runc "$RUNC" --crun "$CRUN" --docker-config "$DOCKER_CONFIG" \
+    --agentcage "$work/bin/agentcage" --runc "$RUNC" --crun "$CRUN" --runsc "$RUNSC" --docker-config "$DOCKER_CONFIG" \
     --tag "$tag" --checks "$work/checks" ${args[@]+"${args[@]}"}

@@ -88,6 +88,8 @@ static char *expand_arg(const char *tmpl, long iter)
 	return out;
 }
 
+static int subreaper_mode; /* -s: orphans of the runtime are ours to reap */
+
 /* Reaps whatever has already exited (orphans of the runtime under -s);
  * their usage lands in this process's RUSAGE_CHILDREN. */
 static void reap_exited(void)
@@ -128,8 +130,11 @@ static int run_step(int step_no, long iter, int worker)
 		fprintf(stderr, "timeit: exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
-	while (wait4(pid, &status, 0, &ru) < 0) {
-		if (errno != EINTR) {
+	/* Under -s an orphan that exits meanwhile (a sandbox whose runtime's
+	 * delete waits for it to be gone, as runsc's does) is reaped at once,
+	 * not left a zombie until the step ends. */
+	for (pid_t r; (r = wait4(subreaper_mode ? -1 : pid, &status, 0, &ru)) != pid;) {
+		if (r < 0 && errno != EINTR) {
 			perror("timeit: wait4");
 			exit(2);
 		}
@@ -178,6 +183,7 @@ static int run_worker(long n, int jobs, int worker, int subreaper)
 	char line[128];
 	int len;
 
+	subreaper_mode = subreaper;
 	if (subreaper && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		perror("timeit: PR_SET_CHILD_SUBREAPER");
 	for (long iter = worker; iter < n; iter += jobs) {
