@@ -70,9 +70,8 @@ shared_rootfs="$("$top/integration/rootfs.sh")"
 
 tag="ab$$-"
 work="$(mktemp -d /tmp/agentcage-bench.XXXXXX)"
-# gVisor's gofer reads the rootfs as the container's root on the host, an
-# unprivileged id (section 9): the folder is traversable, not listable
-chmod 711 "$work"
+# runsc alone (section 9) reads the rootfs as root; agentcage binds it
+# into the sandbox's own reachable folder, so the 0700 folder stays
 stateroot="/run/agentcage-bench-$tag"
 cleanup() {
     local rc=$?

@@ -6,9 +6,11 @@
 source "$IT_DIR/tiers_lib.sh"
 
 # gVisor's gofer opens the container's files on the host as the
-# container's root (an unprivileged id): the test's folder (state root,
-# bundles, bind sources) must be reachable by others, as /run/agentcage is
-gv_setup() { chmod 711 "$T"; }
+# container's root (an unprivileged id): the runtime binds the rootfs and
+# every source into the sandbox's own reachable folder, so the test's
+# folder (state root, bundles, bind sources) stays 0700, as an engine's
+# image store and state root are
+gv_setup() { chmod 700 "$T"; }
 
 # sandbox_alive PID: a process that has not exited (a zombie waiting for
 # this machine's init to reap it has)
@@ -196,6 +198,9 @@ test_gvisor_lifecycle_verbs() {
     track_pid "$pid"
     assert_eq "$(cstatus "$id")" created "state after create"
     assert_eq "$(jq -r .kernel "$ROOT/$id/state.json")" gvisor "state.json records the kernel"
+    local sandbox_dir; sandbox_dir="$(readlink "$ROOT/$id/sandbox")"
+    assert_match "$sandbox_dir" '^/run/agentcage-gvisor/' "the sandbox's folder"
+    grep -qF "$sandbox_dir/rootfs" /proc/self/mountinfo || fail "no rootfs view in $sandbox_dir"
     [ "$(awk '$1 == "Uid:" {print $2}' "/proc/$pid/status")" -ge 1000000000 ] ||
         fail "the sandbox runs as host uid $(awk '$1 == "Uid:" {print $2}' "/proc/$pid/status")"
     ok rt start "$id"
@@ -228,6 +233,8 @@ test_gvisor_lifecycle_verbs() {
     ok rt delete "$id"
     [ -e "$ROOT/$id" ] && fail "state left after delete"
     sandbox_alive "$pid" && fail "the sandbox outlived delete"
+    [ -e "$sandbox_dir" ] && fail "the sandbox's folder $sandbox_dir outlived delete"
+    grep -qF "$sandbox_dir" /proc/self/mountinfo && fail "a view of $sandbox_dir is still mounted"
     return 0
 }
 

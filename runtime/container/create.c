@@ -68,6 +68,8 @@ static void rollback(struct create_ctx *c)
     /* runsc's sandbox: the sentry, the gofer and their stubs, none ours */
     if (c->gvisor && c->cgroup_ours)
         gvisor_kill_sandbox(c->cgroup_path);
+    if (c->gvisor && c->state_dir)
+        gvisor_remove_sandbox(c->state_dir);
     if (c->cgroup_ours && cgroup_destroy(c->cgroup_path, &ignore) < 0) {
         ac_warn("rollback: %s", ignore->msg);
         ac_error_free(&ignore);

@@ -30,7 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/nsfs.h>
+#include <linux/openat2.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -51,6 +53,19 @@ extern char **environ;
 
 /* runsc binaries and platforms that booted a sandbox on this host */
 #define GVISOR_CHECKED "/run/agentcage-gvisor-checked"
+/* the sandboxes' folders: reachable (o+x) by the containers' roots on the
+ * host, wherever the engine keeps its state root and images */
+#define GVISOR_SANDBOXES "/run/agentcage-gvisor"
+
+/* ROOT/ID/sandbox is a symlink to the container's folder below
+ * GVISOR_SANDBOXES: runsc gets the real path, as it cannot pass through
+ * an engine's state root (0700) to reach it. */
+static char *sandbox_path(const char *state_dir)
+{
+    cleanup_free char *link = xasprintf("%s/sandbox", state_dir);
+    char *real = realpath(link, NULL);
+    return real ? real : xstrdup(link);
+}
 
 /* A new file of ours with this content and mode. */
 static int create_file(const char *path, const char *data, mode_t mode, ac_error_t *err)
@@ -211,7 +226,8 @@ static void free_argv(char **argv)
 /* The last error runsc logged (its --log is JSON lines), for our one line. */
 static char *runsc_last_error(const char *state_dir)
 {
-    cleanup_free char *path = xasprintf("%s/sandbox/runsc.log", state_dir);
+    cleanup_free char *sandbox = sandbox_path(state_dir);
+    cleanup_free char *path = xasprintf("%s/runsc.log", sandbox);
     cleanup_free char *text = NULL;
     size_t len = 0;
     ac_error_t e = NULL;
@@ -482,12 +498,13 @@ static void last_mount_wins(yajl_val mounts)
 /* The effective config, as runsc runs it: our rootfs, no hooks (create
  * runs the tier's own), no cgroup or user namespace of its own, and the
  * masks as mounts. */
-static char *sandbox_config(const struct gvisor_create_args *a, const char *empty_file, ac_error_t *err)
+static char *sandbox_config(const struct gvisor_create_args *a, const char *rootfs, const char *empty_file,
+                            ac_error_t *err)
 {
     yajl_val tree = NULL;
     if (spec_parse_json_tree(a->config_text, a->config_len, "effective config.json", &tree, err) < 0)
         return NULL;
-    tj_set(tj_get_object(tree, "root"), "path", tj_new_string(a->rootfs));
+    tj_set(tj_get_object(tree, "root"), "path", tj_new_string(rootfs));
     tj_remove(tree, "hooks");
     /* runsc runs inside the container's user namespace and cgroup
      * (gvisor_create): neither is runsc's to make */
@@ -523,12 +540,12 @@ static char *sandbox_config(const struct gvisor_create_args *a, const char *empt
         }
     }
     const struct oci_linux *sl = a->spec->linux;
-    protect_roots(mounts, a->spec, a->rootfs); /* first: the masks go over what it pins */
+    protect_roots(mounts, a->spec, rootfs); /* first: the masks go over what it pins */
     for (size_t i = 0; sl && i < sl->n_masked_paths; i++)
-        mask_path(mounts, a->spec, a->rootfs, sl->masked_paths[i], empty_file);
+        mask_path(mounts, a->spec, rootfs, sl->masked_paths[i], empty_file);
     for (size_t i = 0; sl && i < sl->n_readonly_paths; i++)
-        readonly_path(mounts, a->spec, a->rootfs, sl->readonly_paths[i]);
-    hide_home_dots(mounts, a->spec, a->rootfs, empty_file);
+        readonly_path(mounts, a->spec, rootfs, sl->readonly_paths[i]);
+    hide_home_dots(mounts, a->spec, rootfs, empty_file);
     last_mount_wins(mounts);
     char *json = tier_tree_to_json(tree, false);
     yajl_tree_free(tree);
@@ -586,14 +603,98 @@ static int make_mountpoints(const struct oci_spec *spec, const char *rootfs, ac_
     return 0;
 }
 
+/* The rootfs and every bind source, bound again inside the sandbox's
+ * folder (rootfs, m-N), which the container's root on the host can reach
+ * whatever the folders above the originals allow (an engine's image store
+ * is 0700); the sources are rewritten to them. A source is opened without
+ * following a symlink, as every tiered bind source. Returns the rootfs's
+ * view. */
+static char *make_views(struct oci_spec *spec, const char *rootfs, const char *sandbox, ac_error_t *err)
+{
+    char *root_view = xasprintf("%s/rootfs", sandbox);
+    if (mkdir(root_view, 0755) < 0 || mount(rootfs, root_view, NULL, MS_BIND | MS_REC, NULL) < 0) {
+        ac_error(err, errno, "gVisor: bind the rootfs `%s` on `%s`", rootfs, root_view);
+        free(root_view);
+        return NULL;
+    }
+    for (size_t i = 0; i < spec->n_mounts; i++) {
+        struct oci_mount *m = &spec->mounts[i];
+        if (!is_bind(m) || m->source == NULL || m->source[0] != '/')
+            continue;
+        struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+        cleanup_close int src = (int)syscall(SYS_openat2, AT_FDCWD, m->source, &how, sizeof(how));
+        struct stat sb;
+        if (src < 0 || fstat(src, &sb) < 0) {
+            ac_error(err, errno == ELOOP ? 0 : errno,
+                     errno == ELOOP ? "mounts[%zu].source `%s`: a tiered container's bind source must not go through "
+                                      "a symlink (give the real path)"
+                                    : "mounts[%zu].source `%s`",
+                     i, m->source);
+            free(root_view);
+            return NULL;
+        }
+        cleanup_free char *view = xasprintf("%s/m-%zu", sandbox, i);
+        cleanup_free char *fd_path = xasprintf("/proc/self/fd/%d", src);
+        int made = S_ISDIR(sb.st_mode) ? mkdir(view, 0755) : create_file(view, "", 0444, err);
+        if (made < 0 || mount(fd_path, view, NULL, MS_BIND | MS_REC, NULL) < 0) {
+            if (made < 0 && err && *err)
+                ac_error_free(err);
+            ac_error(err, errno, "gVisor: mounts[%zu]: bind `%s` on `%s`", i, m->source, view);
+            free(root_view);
+            return NULL;
+        }
+        m->source = spec_strdup(spec, view);
+    }
+    return root_view;
+}
+
+void gvisor_remove_sandbox(const char *state_dir)
+{
+    cleanup_free char *link = xasprintf("%s/sandbox", state_dir);
+    char target[PATH_MAX];
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    if (n <= 0)
+        return;
+    target[n] = '\0';
+    if (strncmp(target, GVISOR_SANDBOXES "/", strlen(GVISOR_SANDBOXES) + 1) != 0 || strstr(target, "..")) {
+        ac_warn("gVisor: `%s` points at `%s`, not a sandbox of ours: left", link, target);
+        return;
+    }
+    /* the views first: nothing below a folder that is still a mount point
+     * is ever removed (it would be the host's own files) */
+    DIR *d = opendir(target);
+    bool left = false;
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, "rootfs") != 0 && strncmp(de->d_name, "m-", 2) != 0)
+            continue;
+        cleanup_free char *view = xasprintf("%s/%s", target, de->d_name);
+        if (umount2(view, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+            left = true;
+        else if (rmdir(view) < 0 && errno != ENOENT && (errno != ENOTDIR || unlink(view) < 0))
+            left = true;
+    }
+    if (d)
+        closedir(d);
+    ac_error_t e = NULL;
+    if (left)
+        ac_warn("gVisor: a view in `%s` is still mounted: the folder is left", target);
+    else if (remove_dir(target, 1, &e) < 0) {
+        ac_warn("gVisor: %s", e->msg);
+        ac_error_free(&e);
+    }
+    unlink(link);
+}
+
 /* runsc's global flags for this container, kept for every later verb:
  * runsc requires the same ones (network, platform) throughout. */
-static int write_runsc_args(const struct global_opts *g, const struct gvisor_create_args *a, ac_error_t *err)
+static int write_runsc_args(const struct global_opts *g, const struct gvisor_create_args *a, const char *sandbox,
+                            ac_error_t *err)
 {
-    cleanup_free char *args = xasprintf("%s\n--root=%s/sandbox\n--platform=%s\n--network=%s\n--log=%s/sandbox/runsc.log\n"
+    cleanup_free char *args = xasprintf("%s\n--root=%s\n--platform=%s\n--network=%s\n--log=%s/runsc.log\n"
                                         "--log-format=json\n--oci-seccomp\n--ignore-cgroups\n",
-                                        g->tier.runsc, a->state_dir, g->tier.runsc_platform,
-                                        tier_has_egress_proxy(a->tier) ? "host" : "none", a->state_dir);
+                                        g->tier.runsc, sandbox, g->tier.runsc_platform,
+                                        tier_has_egress_proxy(a->tier) ? "host" : "none", sandbox);
     cleanup_free char *path = xasprintf("%s/runsc.args", a->state_dir);
     return create_file(path, args, 0600, err);
 }
@@ -664,9 +765,16 @@ fail_pipes:
 int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *a, pid_t *pid, ac_error_t *err)
 {
     *pid = 0;
-    cleanup_free char *sandbox = xasprintf("%s/sandbox", a->state_dir);
-    if (mkdir(sandbox, 0711) < 0)
+    if (mkdir(GVISOR_SANDBOXES, 0711) < 0 && errno != EEXIST)
+        return ac_error(err, errno, "gVisor: mkdir `%s`", GVISOR_SANDBOXES);
+    cleanup_free char *sandbox = xstrdup(GVISOR_SANDBOXES "/XXXXXX");
+    if (mkdtemp(sandbox) == NULL || chmod(sandbox, 0711) < 0)
         return ac_error(err, errno, "gVisor: mkdir `%s`", sandbox);
+    cleanup_free char *link = xasprintf("%s/sandbox", a->state_dir);
+    if (symlink(sandbox, link) < 0) {
+        rmdir(sandbox);
+        return ac_error(err, errno, "gVisor: `%s`", link);
+    }
     /* the masks' empty file: the gofer (the container's root on the host)
      * opens it, so readable by all */
     cleanup_free char *empty = xasprintf("%s/masked", sandbox);
@@ -674,11 +782,14 @@ int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *
         return ac_error_wrap(err, "gVisor: the masks' empty file");
     if (make_mountpoints(a->spec, a->rootfs, err) < 0)
         return -1;
-    cleanup_free char *config = sandbox_config(a, empty, err);
+    cleanup_free char *rootfs_view = make_views(a->spec, a->rootfs, sandbox, err);
+    if (rootfs_view == NULL)
+        return -1;
+    cleanup_free char *config = sandbox_config(a, rootfs_view, empty, err);
     if (config == NULL)
         return -1;
     cleanup_free char *config_path = xasprintf("%s/config.json", sandbox);
-    if (create_file(config_path, config, 0600, err) < 0 || write_runsc_args(g, a, err) < 0)
+    if (create_file(config_path, config, 0600, err) < 0 || write_runsc_args(g, a, sandbox, err) < 0)
         return -1;
     /* runsc, the container's root, reads its bundle and writes its state there */
     if (chown(config_path, a->root_uid, a->root_gid) < 0 || chown(sandbox, a->root_uid, a->root_gid) < 0)
@@ -777,11 +888,11 @@ int gvisor_exec(const struct global_opts *g, const struct container_state *st, c
     if (o->preserve_fds > 0)
         return ac_error(err, 0, "exec: --preserve-fds under gVisor is not supported");
     cleanup_free char *dir = state_dir_path(g, st->id);
-    cleanup_free char *path = xasprintf("%s/sandbox/exec-%d.json", dir, getpid());
+    cleanup_free char *sandbox = sandbox_path(dir);
+    cleanup_free char *path = xasprintf("%s/exec-%d.json", sandbox, getpid());
     /* runsc writes as the container's root: its pid file is ours, copied */
-    cleanup_free char *pid_file = xasprintf("%s/sandbox/exec-%d.pid", dir, getpid());
+    cleanup_free char *pid_file = xasprintf("%s/exec-%d.pid", sandbox, getpid());
     cleanup_free char *json = process_json(process);
-    cleanup_free char *sandbox = xasprintf("%s/sandbox", dir);
     struct stat sb;
     if (stat(sandbox, &sb) < 0)
         return ac_error(err, errno, "gVisor: exec: `%s`", sandbox);

@@ -5,8 +5,13 @@
  *   ROOT/ID/runsc.args         runsc and its global flags, one per line (the
  *                              same for every later verb; its presence marks
  *                              the container as gVisor's)
- *   ROOT/ID/sandbox/           runsc's bundle (config.json for runsc) and its
- *                              --root (its state, lock and control socket)
+ *   ROOT/ID/sandbox            a symlink to /run/agentcage-gvisor/XXXXXX (0711,
+ *                              reachable by the container's root on the host
+ *                              whatever the engine's state root allows):
+ *                              runsc's bundle (config.json for runsc), its
+ *                              --root (state, lock, control socket), and the
+ *                              views it opens: rootfs and m-N, bind mounts of
+ *                              the rootfs and of each bind source
  */
 #ifndef AGENTCAGE_GVISOR_H
 #define AGENTCAGE_GVISOR_H
@@ -29,7 +34,7 @@ struct gvisor_create_args {
     const char *rootfs;         /* absolute */
     const char *config_text;    /* the effective config.json */
     size_t config_len;
-    const struct oci_spec *spec; /* the same, parsed */
+    struct oci_spec *spec;      /* the same, parsed (bind sources rewritten to the sandbox's views) */
     const char *cgroup_path;    /* the cgroup create made (runsc joins it), or NULL */
     int tier;
     uint32_t root_uid, root_gid; /* the container's root on the host: its user namespace's */
@@ -56,6 +61,10 @@ int gvisor_exec(const struct global_opts *g, const struct container_state *st, c
  * stubs: none of them the runtime's children) and wait, bounded, until it
  * is empty, so the cgroup can be removed. */
 void gvisor_kill_sandbox(const char *cgroup_path);
+/* At delete and create's rollback, once the sandbox is dead: the views
+ * unmounted, the sandbox's folder removed (left, with a warning, when a
+ * view cannot be unmounted). */
+void gvisor_remove_sandbox(const char *state_dir);
 /* A verb runsc answers in runc's format (kill, ps, events): runsc with the
  * container's flags and argv (argv[0] the verb), its status returned. */
 int gvisor_forward(const struct global_opts *g, const struct container_state *st, int argc, char **argv,

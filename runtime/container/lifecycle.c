@@ -404,8 +404,11 @@ int container_delete(const struct global_opts *g, const char *id, bool force, ac
         container_audit_end(g, st, status != STATUS_STOPPED, zombie_status);
     }
     run_hooks_warn(g, st, HOOK_POSTSTOP, STATUS_STOPPED);
-    if (st->gvisor)
+    if (st->gvisor) {
         gvisor_kill_sandbox(st->cgroup_path); /* the gofer and stubs outlive the sentry a little */
+        cleanup_free char *dir = state_dir_path(g, id);
+        gvisor_remove_sandbox(dir);
+    }
     if (st->cgroup_path[0] && cgroup_destroy(st->cgroup_path, err) < 0)
         return -1;
     if (st->tier != TIER_NONE) {
