@@ -392,10 +392,46 @@ sc_ctr_tier_annotation() {
     crm "$id"
 }
 
+# ---------------------------------------------------------------- gVisor (issue 25)
+# A tier under gVisor through the engine (agentcage only): gVisor's kernel
+# answers inside, exec, exit codes and removal work, no sandbox folder left.
+# Docker 20.10 has no --annotation: the test daemon has a runtime
+# agentcage-gvisor (--default-tier 1 --kernel-for-tier 1:gvisor).
+gv_left() { ls -A /run/agentcage-gvisor 2> /dev/null | wc -l; }
+gv_scenario() { # RUN-DETACHED... -- RUN-RM...: the engine's commands, image and command appended
+    local c; c="$(cn gvisor)"; xrm "$c"
+    local before; before="$(gv_left)"
+    "$@" -d --name "$c" "$IMAGE" sleep 300 > /dev/null 2>&1; want run_rc 0 "$?"
+    want status running "$(xstatus "$c")"
+    want gvisor_kernel 1 "$(X exec "$c" sh -c 'dmesg | grep -c "Starting gVisor"' 2>&1)"
+    want exec ok "$(X exec "$c" echo ok 2>&1)"
+    xrm "$c"
+    want rm_output hi "$("$@" --rm "$IMAGE" echo hi 2>&1)"
+    "$@" --rm "$IMAGE" sh -c 'exit 3' > /dev/null 2>&1; want exit_code 3 "$?"
+    want sandboxes_left "$before" "$(gv_left)"
+}
+sc_docker_gvisor() { gv_scenario D run --runtime agentcage-gvisor --network none; }
+sc_podman_gvisor() {
+    gv_scenario P --runtime "$RT" run --network none --cgroup-parent "$CG_PODMAN" \
+        --annotation io.agentcage.tier=1 --annotation io.agentcage.kernel=gvisor
+}
+sc_ctr_gvisor() {
+    local id; id="$(CN gvisor)"; crm "$id"
+    local before; before="$(gv_left)"
+    CRUN "$id" -d --annotation io.agentcage.tier=1 --annotation io.agentcage.kernel=gvisor "$CTR_IMAGE" "$id" sleep 300 > /dev/null 2>&1
+    want run_rc 0 "$?"
+    want status RUNNING "$(cstatus "$id")"
+    want gvisor_kernel 1 "$(C task exec --exec-id e1 "$id" sh -c 'dmesg | grep -c "Starting gVisor"' 2>&1)"
+    crm "$id"
+    want rm_output hi "$(CRUN "$id" --rm --annotation io.agentcage.tier=1 --annotation io.agentcage.kernel=gvisor "$CTR_IMAGE" "$id" echo hi 2>&1)"
+    crm "$id"
+    want sandboxes_left "$before" "$(gv_left)"
+}
+
 # scenario lists per engine (function suffixes)
-SCEN_docker="exit_codes detached_exec_logs tty stop kill_signal pause_unpause top update_memory limits network read_only user cap_drop seccomp stats tier_runtime"
-SCEN_podman="exit_codes detached_exec_logs tty stop kill_signal pause_unpause top update_memory limits network read_only user cap_drop seccomp stats tier_annotation"
-SCEN_ctr="exit_codes detached_exec tty kill_pause limits_metrics network tier_annotation"
+SCEN_docker="exit_codes detached_exec_logs tty stop kill_signal pause_unpause top update_memory limits network read_only user cap_drop seccomp stats tier_runtime gvisor"
+SCEN_podman="exit_codes detached_exec_logs tty stop kill_signal pause_unpause top update_memory limits network read_only user cap_drop seccomp stats tier_annotation gvisor"
+SCEN_ctr="exit_codes detached_exec tty kill_pause limits_metrics network tier_annotation gvisor"
 
 # scenario_fn ENGINE NAME: the function implementing it
 scenario_fn() {
@@ -405,4 +441,4 @@ source "$ENG_DIR/scenarios_net.sh"
 
 # agentcage_only ENGINE NAME: scenarios without a runc counterpart (they
 # check their runc baseline themselves)
-agentcage_only() { [ "$2" == tier_runtime ] || [[ "$NET_SCENARIOS" == *" $2 "* ]]; }
+agentcage_only() { [ "$2" == tier_runtime ] || [ "$2" == gvisor ] || [[ "$NET_SCENARIOS" == *" $2 "* ]]; }

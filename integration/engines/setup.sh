@@ -114,6 +114,9 @@ done
 
 # Docker: daemon.json written by the installer under test
 "$REPO_DIR/scripts/install-engine.sh" docker --binary "$AGENTCAGE" --config "$E/docker/daemon.json" 2> /dev/null
+# and a tier under gVisor (the gvisor scenario; Docker 20.10 has no --annotation)
+jq --arg bin "$AGENTCAGE" '.runtimes["agentcage-gvisor"] = {path: $bin, runtimeArgs: ["--default-tier", "1", "--kernel-for-tier", "1:gvisor"]}' \
+    "$E/docker/daemon.json" > "$E/docker/daemon.json.tmp" && mv "$E/docker/daemon.json.tmp" "$E/docker/daemon.json"
 
 # containerd: our own root/state/sockets; the agentcage CRI handler is
 # integration/kubernetes/containerd-agentcage.toml with the binary and Root
