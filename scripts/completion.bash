@@ -11,7 +11,7 @@ _agentcage() {
     local globals="--root --log --log-format --debug --systemd-cgroup --cgroup-manager --rootless --rootless-limits
         --default-tier --allowed-tiers --max-memory --max-cpus --max-pids --max-timeout --max-workspace --audit-log
         --approvals-dir --helpers-dir --hooks-dir --allowed-hooks --bind-roots --userns-range --env-allow
-        --home-dot-allow --home-mounts --bind-changes --version --help"
+        --home-dot-allow --home-mounts --bind-changes --kernel-for-tier --runsc --runsc-platform --version --help"
     local root=/run/agentcage i verb=""
     for ((i = 1; i < cword; i++)); do
         case "${words[i]}" in
@@ -20,14 +20,17 @@ _agentcage() {
             *) case "${words[i-1]}" in
                    --root|--log|--log-format|--cgroup-manager|--rootless|--rootless-limits|--default-tier|--allowed-tiers|\
                    --max-*|--audit-log|--approvals-dir|--helpers-dir|--hooks-dir|--allowed-hooks|--bind-roots|\
-                   --userns-range|--env-allow|--home-dot-allow|--home-mounts|--bind-changes) ;;
+                   --userns-range|--env-allow|--home-dot-allow|--home-mounts|--bind-changes|--kernel-for-tier|\
+                   --runsc|--runsc-platform) ;;
                    *) verb="${words[i]}"; break ;;
                esac ;;
         esac
     done
     case "$prev" in
         --root|--approvals-dir|--helpers-dir|--hooks-dir|--bundle|-b) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-        --log|--audit-log|--pid-file|--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --log|--audit-log|--pid-file|--config|--runsc) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --runsc-platform) COMPREPLY=($(compgen -W "ptrace systrap kvm" -- "$cur")); return ;;
+        --kernel-for-tier) COMPREPLY=($(compgen -W "2:gvisor 3:gvisor 2:gvisor,3:gvisor" -- "$cur")); return ;;
         --log-format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
         --cgroup-manager) COMPREPLY=($(compgen -W "cgroupfs systemd disabled" -- "$cur")); return ;;
         --rootless) COMPREPLY=($(compgen -W "true false auto" -- "$cur")); return ;;

@@ -253,6 +253,10 @@ test_gvisor_operator_kernel_for_tier() {
     OUT="$(trt --kernel-for-tier 3:gvisor run --bundle "$BUNDLE" "$CID" 2>&1 < /dev/null)"; RC=$?
     assert_eq "$RC" 0 "tier 3 under the operator's gVisor: $OUT"
     assert_contains "$OUT" "Starting gVisor" "tier 3 under the operator's gVisor"
+    # the same from agentcage.conf
+    printf 'kernel-for-tier = 3:gvisor\nrunsc-platform = ptrace\n' > "$T/agentcage.conf"
+    OUT="$(AGENTCAGE_CONF="$T/agentcage.conf" trt policy show --bundle "$BUNDLE" 2>&1)"
+    assert_contains "$OUT" "# kernel: gVisor" "kernel-for-tier in agentcage.conf"
     # without: the host's kernel, and policy show says so
     ok trt policy show --bundle "$BUNDLE"
     assert_contains "$OUT" "# kernel: the host's" "policy show without gVisor"
