@@ -191,12 +191,13 @@ test_gvisor_lifecycle_verbs() {
     gv_setup
     local id; id="$(new_id)"
     make_bundle "$id" /bin/sh -c 'trap "echo got-term > /workspace/term; exit 0" TERM; while :; do sleep 0.1; done'
-    cfg '.annotations = {"io.agentcage.tier": "1", "io.agentcage.kernel": "gvisor"}'
+    cfg '.annotations = {"io.agentcage.tier": "1", "io.agentcage.kernel": "gvisor"} | .process.oomScoreAdj = 500'
     "$RUNTIME" --root "$ROOT" create --bundle "$BUNDLE" "$id" > "$T/$id.out" 2> "$T/$id.err" < /dev/null ||
         fail "create: $(cat "$T/$id.err")"
     local pid; pid="$(cpid "$id")"
     track_pid "$pid"
     assert_eq "$(cstatus "$id")" created "state after create"
+    assert_eq "$(cat "/proc/$pid/oom_score_adj")" 500 "process.oomScoreAdj on the sandbox"
     assert_eq "$(jq -r .kernel "$ROOT/$id/state.json")" gvisor "state.json records the kernel"
     local sandbox_dir; sandbox_dir="$(readlink "$ROOT/$id/sandbox")"
     assert_match "$sandbox_dir" '^/run/agentcage-gvisor/' "the sandbox's folder"

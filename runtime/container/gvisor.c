@@ -240,7 +240,7 @@ static char *runsc_last_error(const char *state_dir)
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         yajl_val v = yajl_tree_parse(line, NULL, 0);
         const char *m = tj_get_str(v, "msg"), *level = tj_get_str(v, "level");
-        if (m && level && strcmp(level, "error") == 0) {
+        if (m && level && (strcmp(level, "error") == 0 || strcmp(level, "warning") == 0)) {
             free(msg);
             msg = xstrdup(m);
         }
@@ -506,6 +506,10 @@ static char *sandbox_config(const struct gvisor_create_args *a, const char *root
         return NULL;
     tj_set(tj_get_object(tree, "root"), "path", tj_new_string(rootfs));
     tj_remove(tree, "hooks");
+    /* the OOM score is the runtime's to write on the sandbox (after
+     * create): runsc start, an unprivileged id, writes it too late and may
+     * find a short workload's sandbox gone already */
+    tj_remove(tj_get_object(tree, "process"), "oomScoreAdj");
     /* runsc runs inside the container's user namespace and cgroup
      * (gvisor_create): neither is runsc's to make */
     yajl_val lx = tj_get_object(tree, "linux");
@@ -557,8 +561,9 @@ static char *sandbox_config(const struct gvisor_create_args *a, const char *root
 /* The mount points in the rootfs, made by the runtime (host root) as runc
  * makes them: runsc's gofer, the container's root on the host, may not
  * create them in an image of root's. Only for mounts whose place is in
- * the rootfs itself (not inside another mount), never through a symlink
- * out of it (safe_path.c). */
+ * the rootfs itself (not inside another bind mount: the gofer binds onto
+ * the rootfs on the host, below a tmpfs like /dev too, as /dev/shm of
+ * Podman and Docker), never through a symlink out of it (safe_path.c). */
 static int make_mountpoints(const struct oci_spec *spec, const char *rootfs, ac_error_t *err)
 {
     cleanup_close int rootfd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -567,12 +572,15 @@ static int make_mountpoints(const struct oci_spec *spec, const char *rootfs, ac_
     for (size_t i = 0; i < spec->n_mounts; i++) {
         const struct oci_mount *m = &spec->mounts[i];
         const char *dest = m->destination;
-        bool inside = false;
+        bool inside = false, inside_bind = false;
         for (size_t j = 0; dest && j < i; j++) {
             const char *outer = spec->mounts[j].destination;
-            inside |= outer && strcmp(outer, "/") != 0 && path_below(dest, outer) > 0 && strcmp(dest, outer) != 0;
+            bool below = outer && strcmp(outer, "/") != 0 && path_below(dest, outer) > 0 && strcmp(dest, outer) != 0;
+            inside |= below;
+            inside_bind |= below && is_bind(&spec->mounts[j]);
         }
-        if (!dest || inside || strcmp(dest, "/") == 0)
+        /* below a tmpfs, only a bind needs a place on the host */
+        if (!dest || inside_bind || (inside && !is_bind(m)) || strcmp(dest, "/") == 0)
             continue;
         ac_error_t e = NULL;
         int fd = safe_openat(rootfd, dest, O_PATH | O_CLOEXEC, 0, &e);
@@ -827,6 +835,13 @@ int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *
     if (parse_uint64(text, &v) < 0 || v == 0 || v > INT_MAX)
         return ac_error(err, 0, "gVisor: `%s`: expected a pid, got `%s`", pid_file, text);
     *pid = (pid_t)v;
+    const struct oci_process *p = a->spec->process;
+    if (p && p->has_oom_score_adj) {
+        cleanup_free char *path = xasprintf("/proc/%d/oom_score_adj", *pid);
+        cleanup_free char *val = xasprintf("%d", p->oom_score_adj);
+        if (write_file(path, val, strlen(val), err) < 0)
+            return ac_error_wrap(err, "process.oomScoreAdj");
+    }
     return 0;
 }
 
