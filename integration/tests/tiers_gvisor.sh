@@ -168,7 +168,7 @@ test_gvisor_egress_through_the_proxy_only() {
         ein "$id" /bin/sh -c 'dmesg | head -1'
         assert_contains "$OUT" "Starting gVisor" "tier $t runs under gVisor"
         eh_good "$id" "tier $t: an allowed host"
-        eh_refused "$id" "GET http://unlisted.test:$HTTP_PORT/ HTTP/1.1\r\nHost: x\r\n\r\n" "403 Forbidden" "host not in allowlist"
+        eh_refused "$id" "GET http://unlisted.test:$HTTP_PORT/ HTTP/1.1\r\nHost: unlisted.test:$HTTP_PORT\r\n\r\n" "403 Forbidden" "host not in allowlist"
         # the sandbox's network namespace, seen from the host: lo alone, no route
         local links; links="$(nsenter --net="/proc/$sandbox/ns/net" ip -o link show | awk -F': ' '{print $2}' | tr '\n' ' ')"
         assert_eq "$links" "lo " "tier $t: the sandbox's network namespace has only lo"

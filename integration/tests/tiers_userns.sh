@@ -179,6 +179,9 @@ test_changes_of_a_killed_container_are_kept_for_review() {
     [ -n "$kept" ] || fail "no bind-changes-kept record: $(tail -3 "$T/state/audit.jsonl")"
     assert_eq "$(cat "$kept/file")" evil "the change is kept for review"
     rm -rf "$kept"
+    # gVisor's kernel answers a denied call itself: no denial reaches the
+    # watchdog to count (docs/tiers.md, "A second kernel")
+    [ "${ATTACK_KERNEL:-}" == gvisor ] && return 0
     # killed at its denials (a compromise signal): kept too
     ATTACK_CFG=("$(bind_mount /mnt/a "$T/proj" rw)" '.annotations += {"io.agentcage.max-denials": "2"}')
     attack 1 /bin/sh -c 'echo evil > /mnt/a/file; /bin/probe syscall mount /tmp; /bin/probe syscall mount /tmp; sleep 30'
