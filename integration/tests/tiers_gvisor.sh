@@ -308,3 +308,19 @@ test_gvisor_pods_and_credentials_refused() {
     OUT="$(trt policy show --bundle "$BUNDLE" 2>&1)"
     assert_contains "$OUT" "io.agentcage.credentials under gVisor" "policy show lists the gVisor refusal"
 }
+
+# a sandbox folder whose container's state went without a delete (an
+# engine that removed its state root) is swept by the next create; a young
+# one (a create between its mkdtemp and its link) is not
+test_gvisor_stale_sandbox_folders_swept() {
+    gv_setup
+    local stale=/run/agentcage-gvisor/it-stale-$TEST_ID young=/run/agentcage-gvisor/it-young-$TEST_ID
+    mkdir -p /run/agentcage-gvisor "$stale/rootfs" "$young"
+    echo "$T/gone/sandbox" > "$stale/owner"
+    touch -d '2 minutes ago' "$stale"
+    ATTACK_KERNEL=gvisor attack 1 /bin/echo ran
+    assert_eq "$OUT" ran "tier 1 under gVisor"
+    [ -e "$stale" ] && fail "the stale sandbox folder was not swept"
+    [ -d "$young" ] || fail "a young sandbox folder was swept"
+    rmdir "$young"
+}

@@ -656,6 +656,34 @@ static char *make_views(struct oci_spec *spec, const char *rootfs, const char *s
     return root_view;
 }
 
+/* A sandbox's folder: the views first, so nothing below a folder that is
+ * still a mount point is ever removed (it would be the host's own files);
+ * left, with a warning, when one cannot be unmounted. */
+static void remove_sandbox_folder(const char *folder)
+{
+    DIR *d = opendir(folder);
+    bool left = false;
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, "rootfs") != 0 && strncmp(de->d_name, "m-", 2) != 0)
+            continue;
+        cleanup_free char *view = xasprintf("%s/%s", folder, de->d_name);
+        if (umount2(view, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+            left = true;
+        else if (rmdir(view) < 0 && errno != ENOENT && (errno != ENOTDIR || unlink(view) < 0))
+            left = true;
+    }
+    if (d)
+        closedir(d);
+    ac_error_t e = NULL;
+    if (left)
+        ac_warn("gVisor: a view in `%s` is still mounted: the folder is left", folder);
+    else if (remove_dir(folder, 1, &e) < 0) {
+        ac_warn("gVisor: %s", e->msg);
+        ac_error_free(&e);
+    }
+}
+
 void gvisor_remove_sandbox(const char *state_dir)
 {
     cleanup_free char *link = xasprintf("%s/sandbox", state_dir);
@@ -668,30 +696,42 @@ void gvisor_remove_sandbox(const char *state_dir)
         ac_warn("gVisor: `%s` points at `%s`, not a sandbox of ours: left", link, target);
         return;
     }
-    /* the views first: nothing below a folder that is still a mount point
-     * is ever removed (it would be the host's own files) */
-    DIR *d = opendir(target);
-    bool left = false;
+    remove_sandbox_folder(target);
+    unlink(link);
+}
+
+/* Folders whose container's state is gone without a delete (an engine
+ * that removed its state root, a delete that failed): each folder's
+ * `owner` names the link that points at it; a folder whose link does not,
+ * older than a minute (a create may be between its mkdtemp and its link),
+ * is removed. */
+static void sweep_stale_sandboxes(void)
+{
+    DIR *d = opendir(GVISOR_SANDBOXES);
     struct dirent *de;
+    time_t now = time(NULL);
     while (d && (de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, "rootfs") != 0 && strncmp(de->d_name, "m-", 2) != 0)
+        if (de->d_name[0] == '.')
             continue;
-        cleanup_free char *view = xasprintf("%s/%s", target, de->d_name);
-        if (umount2(view, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
-            left = true;
-        else if (rmdir(view) < 0 && errno != ENOENT && (errno != ENOTDIR || unlink(view) < 0))
-            left = true;
+        cleanup_free char *folder = xasprintf("%s/%s", GVISOR_SANDBOXES, de->d_name);
+        cleanup_free char *owner_path = xasprintf("%s/owner", folder);
+        cleanup_free char *owner = NULL;
+        size_t len = 0;
+        ac_error_t e = NULL;
+        struct stat sb;
+        if (lstat(folder, &sb) < 0 || !S_ISDIR(sb.st_mode) || now - sb.st_mtime < 60)
+            continue;
+        char target[PATH_MAX] = "";
+        if (read_all_file(owner_path, &owner, &len, &e) == 0) {
+            ssize_t n = readlink(owner, target, sizeof(target) - 1);
+            target[n > 0 ? n : 0] = '\0';
+        }
+        ac_error_free(&e);
+        if (strcmp(target, folder) != 0)
+            remove_sandbox_folder(folder);
     }
     if (d)
         closedir(d);
-    ac_error_t e = NULL;
-    if (left)
-        ac_warn("gVisor: a view in `%s` is still mounted: the folder is left", target);
-    else if (remove_dir(target, 1, &e) < 0) {
-        ac_warn("gVisor: %s", e->msg);
-        ac_error_free(&e);
-    }
-    unlink(link);
 }
 
 /* runsc's global flags for this container, kept for every later verb:
@@ -783,6 +823,10 @@ int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *
         rmdir(sandbox);
         return ac_error(err, errno, "gVisor: `%s`", link);
     }
+    cleanup_free char *owner = xasprintf("%s/owner", sandbox);
+    if (create_file(owner, link, 0444, err) < 0)
+        return -1;
+    sweep_stale_sandboxes();
     /* the masks' empty file: the gofer (the container's root on the host)
      * opens it, so readable by all */
     cleanup_free char *empty = xasprintf("%s/masked", sandbox);
