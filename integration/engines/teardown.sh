@@ -76,6 +76,11 @@ parents=("$CG_DOCKER" "$CG_PODMAN" "$CG_CTR" "$CG_CRI")
 [ "$(cat "$E/libpod-parent-preexisted" 2> /dev/null)" == no ] && parents+=(/libpod_parent)
 rmdir_tree() {
     local d="$1" sub
+    # Podman's cgroupfs manager also makes its folders (and a `tasks` file)
+    # for controllers listed in /proc/cgroups that no v1 hierarchy mounts
+    # (hugetlb, which cgroup2 holds here; net_cls, net_prio, perf_event):
+    # plain folders on /sys/fs/cgroup's tmpfs, removed as such
+    if [ "$(stat -f -c %T "$d" 2> /dev/null)" == tmpfs ]; then rm -rf --one-file-system "$d"; return; fi
     for sub in "$d"/*/; do [ -d "$sub" ] && rmdir_tree "${sub%/}"; done
     rmdir "$d" 2> /dev/null
 }
