@@ -53,6 +53,9 @@ ROOTFS="${ROOTFS:-$("$REPO_DIR/integration/rootfs.sh")}" || { echo "rootless: no
 rm -rf "$W"
 mkdir -p "$W/bin" "$W/b" "$W/podman"
 # the runtime finds its helpers (watchdog, policy hooks) next to itself
+# the user's own copy of the rootfs, as a rootless developer's image is
+# theirs: the runtime makes missing mount points (/workspace) in it
+cp -a "$ROOTFS" "$W/rootfs" && ROOTFS="$W/rootfs"
 for f in agentcage agentcage-watchdog agentcage-egress agentcage-audit; do
     [ -e "$REPO_DIR/$f" ] && cp "$REPO_DIR/$f" "$W/bin/$f"
 done
