@@ -285,8 +285,9 @@ const char *spec_annotation(const struct oci_spec *spec, const char *key);
 const struct oci_namespace *spec_namespace(const struct oci_spec *spec, int type);
 
 /* The default config.json of `agentcage spec` (rootless variant when
- * rootless), as a NUL-terminated JSON string the caller frees. */
-char *spec_default_json(bool rootless);
+ * rootless; a cgroup namespace when cgroupns, which runc gives a pure
+ * cgroup v2 host), as a NUL-terminated JSON string the caller frees. */
+char *spec_default_json(bool rootless, bool cgroupns);
 /* The runtime-spec "features" document for `agentcage features`. */
 char *spec_features_json(void);
 

@@ -100,7 +100,7 @@ static yajl_gen gen_new(void)
 
 static const char *const default_caps[] = { "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE", NULL };
 
-char *spec_default_json(bool rootless)
+char *spec_default_json(bool rootless, bool cgroupns)
 {
     yajl_gen g = gen_new();
     if (g == NULL)
@@ -195,11 +195,19 @@ char *spec_default_json(bool rootless)
     }
     gen_string(g, "namespaces");
     yajl_gen_array_open(g);
-    const char *const root_namespaces[] = { "pid", "network", "ipc", "uts", "mount", "cgroup", NULL };
-    const char *const rootless_namespaces[] = { "pid", "ipc", "uts", "mount", "cgroup", "user", NULL };
+    /* runc 1.1's lists (Debian's runc): a cgroup namespace only on a pure
+     * cgroup v2 host; elsewhere tools and test suites add one themselves,
+     * and a second one is an error. */
+    const char *const root_namespaces[] = { "pid", "network", "ipc", "uts", "mount", NULL };
+    const char *const rootless_namespaces[] = { "pid", "ipc", "uts", "mount", "user", NULL };
     for (const char *const *ns = rootless ? rootless_namespaces : root_namespaces; *ns; ns++) {
         yajl_gen_map_open(g);
         gen_key_string(g, "type", *ns);
+        yajl_gen_map_close(g);
+    }
+    if (cgroupns) {
+        yajl_gen_map_open(g);
+        gen_key_string(g, "type", "cgroup");
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);

@@ -1080,7 +1080,7 @@ TEST(mangled_configs_do_not_crash)
 
 TEST(default_spec_parses)
 {
-    cleanup_free char *json = spec_default_json(false);
+    cleanup_free char *json = spec_default_json(false, false);
     REQUIRE(json != NULL);
     cleanup_spec struct oci_spec *spec = parse_ok(json);
     REQUIRE(spec != NULL && spec->process != NULL && spec->linux != NULL);
@@ -1104,9 +1104,9 @@ TEST(default_spec_parses)
         CHECK_EQ_STR(spec->mounts[i].destination, destinations[i]);
     CHECK_EQ_STR(spec->mounts[2].options[5], "gid=5");
     CHECK_EQ_STR(spec->mounts[5].type, "sysfs");
-    CHECK_EQ_INT(spec->linux->n_namespaces, 6);
+    CHECK_EQ_INT(spec->linux->n_namespaces, 5);
     CHECK(spec_namespace(spec, CLONE_NEWNET) != NULL);
-    CHECK(spec_namespace(spec, CLONE_NEWCGROUP) != NULL);
+    CHECK(spec_namespace(spec, CLONE_NEWCGROUP) == NULL);
     CHECK(spec_namespace(spec, CLONE_NEWUSER) == NULL);
     CHECK_EQ_INT(spec->linux->n_uid_mappings, 0);
     CHECK_EQ_INT(spec->linux->n_masked_paths, 10);
@@ -1116,9 +1116,19 @@ TEST(default_spec_parses)
     CHECK(!spec->linux->resources->devices[0].allow);
 }
 
+TEST(default_spec_cgroupns_on_pure_v2)
+{
+    cleanup_free char *json = spec_default_json(false, true);
+    REQUIRE(json != NULL);
+    cleanup_spec struct oci_spec *spec = parse_ok(json);
+    REQUIRE(spec != NULL && spec->linux != NULL);
+    CHECK_EQ_INT(spec->linux->n_namespaces, 6);
+    CHECK(spec_namespace(spec, CLONE_NEWCGROUP) != NULL);
+}
+
 TEST(default_rootless_spec_parses)
 {
-    cleanup_free char *json = spec_default_json(true);
+    cleanup_free char *json = spec_default_json(true, false);
     REQUIRE(json != NULL);
     cleanup_spec struct oci_spec *spec = parse_ok(json);
     REQUIRE(spec != NULL && spec->process != NULL && spec->linux != NULL);

@@ -9,6 +9,7 @@
 
 #include "spec/spec.h"
 #include "tier-annotations/tier.h"
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/cli/commands.h"
 #include "runtime/util/utils.h"
 
@@ -78,7 +79,7 @@ COMMAND(policy)
         if (read_all_file(path, &text, &len, err) < 0)
             return -1;
     } else {
-        text = spec_default_json(false);
+        text = spec_default_json(false, cgroup_host_mode() == CGROUP_MODE_V2);
         len = strlen(text);
     }
     yajl_val tree = NULL;

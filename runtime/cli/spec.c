@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/cli/commands.h"
 #include "runtime/util/utils.h"
 
@@ -27,7 +28,7 @@ COMMAND(spec)
     if (optind < argc)
         return ac_error(err, 0, "spec: unexpected argument `%s`", argv[optind]);
     cleanup_free char *path = xasprintf("%s/config.json", bundle);
-    cleanup_free char *json = spec_default_json(rootless);
+    cleanup_free char *json = spec_default_json(rootless, cgroup_host_mode() == CGROUP_MODE_V2);
     cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) {
         if (errno == EEXIST)
