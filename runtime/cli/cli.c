@@ -43,7 +43,7 @@ int parse_signal(const char *s)
 {
     uint64_t n;
     if (parse_uint64(s, &n) == 0)
-        return n > 0 && n <= 64 ? (int)n : -1;
+        return n <= 64 ? (int)n : -1; /* 0: only checks the process exists, as kill(1) */
     if (strncasecmp(s, "SIG", 3) == 0)
         s += 3;
     for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)

@@ -33,12 +33,14 @@ COMMAND(kill)
     enum container_status status;
     if (state_open(g, id, NULL, &st, &status, err) < 0)
         return -1;
+    if (st->gvisor && status != STATUS_STOPPED) /* the signal is for the workload inside gVisor, not for its sentry */
+        return gvisor_forward(g, st, argc, argv, err);
+    /* --all signals what is left in the cgroup, which may be nothing once
+     * the init is gone (runc succeeds there too) */
+    if (all)
+        return st->cgroup_path[0] ? cgroup_kill_all(st->cgroup_path, sig, err) : 0;
     if (status == STATUS_STOPPED)
         return ac_error(err, 0, "container not running: `%s` is stopped", id);
-    if (st->gvisor) /* the signal is for the workload inside gVisor, not for its sentry */
-        return gvisor_forward(g, st, argc, argv, err);
-    if (all && st->cgroup_path[0])
-        return cgroup_kill_all(st->cgroup_path, sig, err);
     if (kill(st->pid, sig) < 0)
         return ac_error(err, errno, "kill container `%s` (pid %d)", id, st->pid);
     return 0;
