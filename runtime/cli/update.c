@@ -77,7 +77,8 @@ COMMAND(update)
     struct oci_resources *r = spec_alloc(flags, sizeof(*r));
     int c;
     int64_t v;
-    while ((c = cli_getopt(argc, argv, "+r:", opts)) != -1) {
+    /* flags may follow the id too (runc takes `update ID --memory 1M`) */
+    while ((c = cli_getopt(argc, argv, "r:", opts)) != -1) {
         const char *name = c >= 256 ? opts[c - 256 + 1].name : "resources";
         bool bad = false;
         switch (c) {
