@@ -28,6 +28,11 @@ int terminal_setup(int console_fd, const struct oci_process *p, ac_error_t *err)
     cleanup_close int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY);
     if (slave < 0)
         return ac_error(err, errno, "terminal: open pty slave");
+    /* The terminal belongs to the process's user (its group stays devpts's
+     * gid=, the tty group), so it can set its modes and `mesg` works; a user
+     * namespace that does not map the user leaves it as it is. */
+    if (fchown(slave, p->user.uid, (gid_t)-1) < 0 && errno != EINVAL && errno != EPERM)
+        return ac_error(err, errno, "terminal: chown the pty to uid %u", p->user.uid);
     if (p->has_console_size) {
         struct winsize ws = {.ws_row = (unsigned short)p->console_height, .ws_col = (unsigned short)p->console_width};
         if (ioctl(slave, TIOCSWINSZ, &ws) < 0)
