@@ -216,6 +216,12 @@ void init_main(const struct init_config *c)
     if (sync_recv(c->sync_fd, &t, &reply, NULL) < 0 || t != SYNC_HOOKS_DONE)
         _exit(1);
     free(reply);
+    /* createContainer hooks start in the container's rootfs (runc does the
+     * same): a hook's relative paths ("./lib/...") name the container's files. */
+    if (chdir(ro.rootfs) < 0) {
+        ac_error(&err, errno, "chdir to the rootfs `%s` for the createContainer hooks", ro.rootfs);
+        init_fail(c->sync_fd, &err);
+    }
     run_container_hooks(c, HOOK_CREATE_CONTAINER, state_creating, &err);
 
     /* 7. Kernel parameters, through /proc before it turns read-only (the
