@@ -245,8 +245,22 @@ static int check_enforceable(const struct cg_layout *l, const struct oci_resourc
                         "net_prio v1 cgroup controller");
     if (r->n_unified && l->v2_mount == NULL)
         return ac_error(err, 0,
-                        "cgroup: linux.resources.unified requires cgroup v2, but this host only "
+                        "cgroup: invalid configuration: linux.resources.unified requires cgroup v2, but this host only "
                         "has cgroup v1");
+    /* A hybrid host: a unified key of a controller that v1 drives names a
+     * file the container's cgroup2 directory can never have. */
+    for (size_t i = 0; i < r->n_unified; i++) {
+        size_t len = strcspn(r->unified[i].key, ".");
+        for (int c = 0; c < CG_CONTROLLER_COUNT; c++) {
+            const char *n = cg_v2_name(c);
+            if (n && strlen(n) == len && strncmp(n, r->unified[i].key, len) == 0 &&
+                cg_controller_where(l, c) == CG_ON_V1)
+                return ac_error(err, 0,
+                                "cgroup: invalid configuration: linux.resources.unified `%s`: the %s controller "
+                                "is on cgroup v1 on this host",
+                                r->unified[i].key, n);
+        }
+    }
     return 0;
 }
 
