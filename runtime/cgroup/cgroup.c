@@ -403,7 +403,10 @@ int cgroup_create(const char *path, const struct oci_resources *resources, ac_er
             goto fail;
         bool is_cpuset = l->v1_index[CG_CPUSET] >= 0 &&
                          roots[i] == l->v1[l->v1_index[CG_CPUSET]].mountpoint;
-        for (size_t lvl = made[n_made - 1].first_new; is_cpuset && lvl < depth; lvl++) {
+        /* Every level, not just ours: a parent made by someone else (a pod's
+         * cgroup) with empty cpus/mems holds no task and none could join
+         * below it; one already set is left as it is. */
+        for (size_t lvl = 0; is_cpuset && lvl < depth; lvl++) {
             cleanup_free char *dir = level_dir(roots[i], path, lvl);
             if (cg_v1_cpuset_init(dir, err) < 0)
                 goto fail;
