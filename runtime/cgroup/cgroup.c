@@ -427,6 +427,22 @@ fail:
     return -1;
 }
 
+int cgroup_check_reuse(const char *path, ac_error_t *err)
+{
+    /* A frozen cgroup would freeze the init in the middle of its setup
+     * (and this runtime with it): refused, and left as it is. */
+    if (cgroup_is_frozen(path))
+        return ac_error(err, 0, "cgroup `%s`: container's cgroup unexpectedly frozen (thaw it first)", path);
+    cleanup_error ac_error_t ignore = NULL;
+    cleanup_free pid_t *pids = NULL;
+    size_t n = 0;
+    if (cgroup_pids(path, &pids, &n, &ignore) == 0 && n > 0)
+        ac_warn("cgroup `%s`: container's cgroup is not empty: %zu process(es) already run there (pid %d ...); "
+                "its limits, stats, pause and kill --all cover them too",
+                path, n, (int)pids[0]);
+    return 0;
+}
+
 int cgroup_enter(const char *path, pid_t pid, ac_error_t *err)
 {
     const struct cg_layout *l = cg_layout_get(err);

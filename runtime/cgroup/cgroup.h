@@ -44,6 +44,9 @@ int cgroup_resolve_path(const char *cgroups_path, const char *id, bool systemd_c
  * hierarchy), 0 when it was there already (another container's, whose
  * create may still be on its way: not ours to remove). */
 int cgroup_create(const char *path, const struct oci_resources *resources, ac_error_t *err);
+/* Before create: a cgroup that already exists and is frozen is refused
+ * (nothing is changed); one that already has processes gets a warning. */
+int cgroup_check_reuse(const char *path, ac_error_t *err);
 /* Put pid into the cgroup in every hierarchy. */
 int cgroup_enter(const char *path, pid_t pid, ac_error_t *err);
 /* An O_DIRECTORY fd of the cgroup2 directory for clone3(CLONE_INTO_CGROUP)

@@ -939,6 +939,8 @@ int container_create(const struct global_opts *g, const char *id, const struct c
                                       .tier = TIER_NONE, .creating = true};
         if (state_save(g, &pre, err) < 0)
             goto out;
+        if (cgroup_check_reuse(c.cgroup_path, err) < 0)
+            goto out;
         int made = cgroup_create(c.cgroup_path, spec->linux ? spec->linux->resources : NULL, err);
         if (made < 0) {
             if (!g->is_rootless || !cgroup_refused(*err))
