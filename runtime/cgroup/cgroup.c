@@ -460,6 +460,90 @@ int cgroup_enter(const char *path, pid_t pid, ac_error_t *err)
     return 0;
 }
 
+/* A sub-cgroup of exec --cgroup, below the container's cgroup: "" for the
+ * cgroup itself ("/" or "."), never above it. */
+static int sub_cgroup_path(const char *arg, const char *sub, char **out, ac_error_t *err)
+{
+    cleanup_free char *full = xasprintf("/x/%s", sub);
+    cleanup_error ac_error_t ignore = NULL;
+    cleanup_free char *clean = NULL;
+    if (normalize_cgroup_path(full, "", &clean, &ignore) < 0)
+        return ac_error(err, 0, "exec --cgroup `%s`: %s is not a sub cgroup path", arg, sub);
+    *out = xstrdup(clean + 2); /* drop "/x": "" or "/a/b" */
+    return 0;
+}
+
+static int controller_by_name(const char *name, size_t len)
+{
+    for (int c = 0; c < CG_CONTROLLER_COUNT; c++) {
+        const char *n = cg_v1_name(c);
+        if (n && strlen(n) == len && strncmp(n, name, len) == 0)
+            return c;
+    }
+    return -1;
+}
+
+int cgroup_enter_sub(const char *path, pid_t pid, const char *const *subs, size_t n_subs, ac_error_t *err)
+{
+    const struct cg_layout *l = cg_layout_get(err);
+    if (l == NULL)
+        return -1;
+    const char *roots[CG_MAX_HIERARCHIES + 1];
+    size_t n_roots = hierarchy_roots(l, roots);
+    char *sub_of[CG_MAX_HIERARCHIES + 1] = {0};
+    char *every = NULL; /* a plain SUB: each hierarchy without its own */
+    int ret = -1;
+    for (size_t i = 0; i < n_subs; i++) {
+        const char *colon = strchr(subs[i], ':');
+        char *rel = NULL;
+        if (sub_cgroup_path(subs[i], colon ? colon + 1 : subs[i], &rel, err) < 0)
+            goto out;
+        if (colon == NULL) {
+            free(every);
+            every = rel;
+            continue;
+        }
+        if (l->mode == CGROUP_MODE_V2) {
+            free(rel);
+            ac_error(err, 0, "exec --cgroup `%s`: CONTROLLER:PATH needs cgroup v1; give only PATH", subs[i]);
+            goto out;
+        }
+        for (const char *c = subs[i]; c < colon;) {
+            size_t len = strcspn(c, ",:");
+            int ctrl = controller_by_name(c, len);
+            int idx = ctrl >= 0 ? l->v1_index[ctrl] : -1;
+            if (idx < 0) {
+                free(rel);
+                ac_error(err, 0, "exec --cgroup `%s`: unknown controller `%.*s` (none mounted on this host)",
+                         subs[i], (int)len, c);
+                goto out;
+            }
+            free(sub_of[idx]);
+            sub_of[idx] = xstrdup(rel);
+            c += len + (c[len] == ',');
+        }
+        free(rel);
+    }
+    char value[32];
+    snprintf(value, sizeof(value), "%d", (int)pid);
+    for (size_t i = 0; i < n_roots; i++) {
+        const char *rel = sub_of[i] ? sub_of[i] : every ? every : "";
+        cleanup_free char *dir = xasprintf("%s%s%s", roots[i], path, rel);
+        cleanup_free char *procs = xasprintf("%s/cgroup.procs", dir);
+        cleanup_close int fd = open(procs, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write_all(fd, value, strlen(value)) < 0) {
+            ac_error(err, errno, "cgroup: adding pid %s to %s", value, procs);
+            goto out;
+        }
+    }
+    ret = 0;
+out:
+    for (size_t i = 0; i < n_roots; i++)
+        free(sub_of[i]);
+    free(every);
+    return ret;
+}
+
 int cgroup_v2_dirfd(const char *path)
 {
     cleanup_error ac_error_t err = NULL;

@@ -49,6 +49,11 @@ int cgroup_create(const char *path, const struct oci_resources *resources, ac_er
 int cgroup_check_reuse(const char *path, ac_error_t *err);
 /* Put pid into the cgroup in every hierarchy. */
 int cgroup_enter(const char *path, pid_t pid, ac_error_t *err);
+/* Put pid into sub-cgroups of the container's cgroup (exec --cgroup): each
+ * of subs is "SUB" (every hierarchy) or "CTRL[,CTRL]:SUB" (those v1
+ * controllers' hierarchies), SUB relative to path and never above it; the
+ * other hierarchies get path itself. */
+int cgroup_enter_sub(const char *path, pid_t pid, const char *const *subs, size_t n_subs, ac_error_t *err);
 /* An O_DIRECTORY fd of the cgroup2 directory for clone3(CLONE_INTO_CGROUP)
  * on a pure v2 host, -1 otherwise (never an error). */
 int cgroup_v2_dirfd(const char *path);

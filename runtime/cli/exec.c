@@ -33,7 +33,8 @@ struct exec_flags {
     char **env; size_t n_env;
     char **caps; size_t n_caps;
     char **gids; size_t n_gids;
-    bool tty, detach, nnp;
+    char **cgroups; size_t n_cgroups;
+    bool tty, detach, nnp, ignore_paused;
     int preserve_fds;
 };
 
@@ -81,8 +82,8 @@ static int parse_exec_flags(int argc, char **argv, struct exec_flags *f, ac_erro
         case 'c': push(&f->caps, &f->n_caps, optarg); break;
         case 'd': f->detach = true; break;
         case OPT_PID_FILE: f->pid_file = optarg; break;
-        case OPT_IGNORE_PAUSED: break;
-        case OPT_CGROUP: break;
+        case OPT_IGNORE_PAUSED: f->ignore_paused = true; break;
+        case OPT_CGROUP: push(&f->cgroups, &f->n_cgroups, optarg); break;
         case OPT_PRESERVE: {
             uint64_t n;
             if (parse_uint64(optarg, &n) < 0 || n > 65536)
@@ -201,6 +202,9 @@ COMMAND(exec)
     cleanup_state struct container_state *st = NULL;
     cleanup_spec struct oci_spec *config = NULL;
     cleanup_spec struct oci_spec *holder = NULL;
+    /* exec's own failures exit 255, as runc's do, so a caller can tell them
+     * from the process's exit status */
+    g->error_status = 255;
     if (parse_exec_flags(argc, argv, &f, err) < 0)
         goto out;
     if (optind >= argc) {
@@ -215,8 +219,9 @@ COMMAND(exec)
         ac_error(err, 0, "cannot exec in a stopped container `%s`", id);
         goto out;
     }
-    if (status == STATUS_PAUSED) {
-        ac_error(err, 0, "cannot exec in a paused container `%s`", id);
+    /* --ignore-paused: the process starts frozen and runs on resume */
+    if (status == STATUS_PAUSED && !f.ignore_paused) {
+        ac_error(err, 0, "cannot exec in a paused container `%s` (resume it, or exec --ignore-paused)", id);
         goto out;
     }
     struct oci_process *process = NULL;
@@ -228,7 +233,8 @@ COMMAND(exec)
         goto out;
     }
     struct exec_options o = {.console_socket = f.console_socket, .pid_file = f.pid_file, .detach = f.detach,
-                             .preserve_fds = f.preserve_fds, .caps = (const char *const *)f.caps, .n_caps = f.n_caps};
+                             .preserve_fds = f.preserve_fds, .caps = (const char *const *)f.caps, .n_caps = f.n_caps,
+                             .cgroup_subs = (const char *const *)f.cgroups, .n_cgroup_subs = f.n_cgroups};
     struct exec_result res;
     if (container_exec(g, st, status, config, process, &o, &res, err) < 0)
         goto out;
@@ -245,5 +251,6 @@ out:
     free(f.env);
     free(f.caps);
     free(f.gids);
+    free(f.cgroups);
     return ret;
 }

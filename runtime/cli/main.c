@@ -250,5 +250,5 @@ fail:
     if (!g.log)
         ac_log_init(NULL, g.log_format, g.debug);
     ac_error_report(&err);
-    return 1;
+    return g.error_status ? g.error_status : 1;
 }

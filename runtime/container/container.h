@@ -21,6 +21,7 @@ struct global_opts {
     bool is_rootless;       /* what --rootless decided (rootless.c), for every verb */
     bool rootless_best_effort; /* --rootless-limits best-effort: run tiers whose limits cannot be enforced */
     struct tier_operator tier; /* --default-tier, --allowed-tiers, ceilings */
+    int error_status;          /* exit status of a failed verb: 1, or what the verb set (exec: 255, as runc) */
 };
 
 /* ---- state.c ---- */
@@ -110,6 +111,8 @@ struct exec_options {
     int preserve_fds;
     const char *const *caps; /* --cap names asked for (at a tier: none the container lacks) */
     size_t n_caps;
+    const char *const *cgroup_subs; /* --cgroup [CTRL:]SUB: sub-cgroups to run in (cgroup_enter_sub) */
+    size_t n_cgroup_subs;
 };
 struct exec_result {
     pid_t pid;

@@ -60,6 +60,9 @@ static int tier_check_exec_process(const struct oci_spec *config, struct oci_pro
         }
     }
     p->no_new_privileges = true;
+    /* the cage's cgroup is the one its limits and watchdog look at */
+    if (o->n_cgroup_subs)
+        return ac_error(err, 0, "tier %d forbids exec --cgroup: the process runs in the container's cgroup", tier);
     return 0;
 }
 
@@ -317,7 +320,7 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
      * library there */
     if (c.process->selinux_label && *c.process->selinux_label && ac_selinux_load(err) < 0)
         goto out;
-    if (st->cgroup_path[0])
+    if (st->cgroup_path[0] && o->n_cgroup_subs == 0)
         cgroup_fd = cgroup_v2_dirfd(st->cgroup_path);
     bool into_cgroup;
     child = clone_child(0, cgroup_fd, &into_cgroup);
@@ -333,7 +336,9 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
         setns(saved_pidns, CLONE_NEWPID);
     close(sync_fds[1]);
     sync_fds[1] = -1;
-    if (!into_cgroup && st->cgroup_path[0] && cgroup_enter(st->cgroup_path, child, err) < 0)
+    if (!into_cgroup && st->cgroup_path[0] &&
+        (o->n_cgroup_subs ? cgroup_enter_sub(st->cgroup_path, child, o->cgroup_subs, o->n_cgroup_subs, err)
+                          : cgroup_enter(st->cgroup_path, child, err)) < 0)
         goto out_kill;
     if (sync_send(sync_fds[0], SYNC_GO, NULL, 0) < 0) {
         ac_error(err, errno, "exec: start the process");
