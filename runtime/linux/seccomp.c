@@ -149,8 +149,8 @@ static int add_rule(scmp_filter_ctx ctx, const char *name, int nr, uint32_t acti
     return 0;
 }
 
-static int add_syscalls(struct seccomp_prepared *p, const struct oci_seccomp_syscall *sc, uint32_t default_action,
-                        ac_error_t *err)
+static int add_syscalls(struct seccomp_prepared *p, size_t index, const struct oci_seccomp_syscall *sc,
+                        uint32_t default_action, ac_error_t *err)
 {
     uint32_t action;
     if (to_scmp_action(sc->action, sc->has_errno_ret, sc->errno_ret, &action, err) < 0)
@@ -159,6 +159,11 @@ static int add_syscalls(struct seccomp_prepared *p, const struct oci_seccomp_sys
     if (action == default_action)
         return 0;
     for (size_t i = 0; i < sc->n_names; i++) {
+        /* the runtime itself writes (its start report) after the filter is
+         * loaded: a notified write would wait for an agent forever */
+        if (action == SCMP_ACT_NOTIFY && strcmp(sc->names[i], "write") == 0)
+            return ac_error(err, 0, "linux.seccomp.syscalls[%zu]: SCMP_ACT_NOTIFY cannot be used for the write syscall",
+                            index);
         int nr = seccomp_syscall_resolve_name(sc->names[i]);
         if (nr == __NR_SCMP_ERROR) {
             ac_debug("seccomp: unknown syscall `%s` skipped", sc->names[i]);
@@ -194,7 +199,9 @@ int seccomp_prepare(const struct oci_seccomp *seccomp, struct seccomp_prepared *
     p->ctx = seccomp_init(default_action);
     if (p->ctx == NULL)
         return ac_error(err, 0, "seccomp: cannot initialize the filter (bad default action?)");
-    p->uses_notify = default_action == SCMP_ACT_NOTIFY;
+    /* every syscall the runtime makes after loading would wait for an agent */
+    if (default_action == SCMP_ACT_NOTIFY)
+        return ac_error(err, 0, "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be used as default action");
 
     /* the runtime sets no_new_privs itself, only when process asks for it */
     if (set_attr(p->ctx, SCMP_FLTATR_CTL_NNP, 0, "no_new_privs attribute", err) < 0)
@@ -212,8 +219,12 @@ int seccomp_prepare(const struct oci_seccomp *seccomp, struct seccomp_prepared *
         if (apply_flag(p->ctx, seccomp->flags[i], err) < 0)
             return -1;
     for (size_t i = 0; i < seccomp->n_syscalls; i++)
-        if (add_syscalls(p, &seccomp->syscalls[i], default_action, err) < 0)
+        if (add_syscalls(p, i, &seccomp->syscalls[i], default_action, err) < 0)
             return -1;
+
+    /* a notified syscall with no agent to hand the fd to would block forever */
+    if (p->uses_notify && (seccomp->listener_path == NULL || *seccomp->listener_path == '\0'))
+        return ac_error(err, 0, "linux.seccomp.listenerPath: SCMP_ACT_NOTIFY needs a listener path (none given)");
 
     *out = ac_steal_ptr(&p);
     return 0;
@@ -245,7 +256,7 @@ int seccomp_send_listener(const char *listener_path, int notify_fd, const char *
     if (sock < 0)
         return ac_error(err, errno, "seccomp listener: socket");
     if (connect(sock, (struct sockaddr *) &addr, sizeof(addr)) < 0)
-        return ac_error(err, errno, "seccomp listener: connect to `%s`", listener_path);
+        return ac_error(err, errno, "seccomp listener: failed to connect with seccomp agent at `%s`", listener_path);
 
     /* the fd rides with the first chunk of the state; the rest follows */
     size_t len = strlen(state_json);
