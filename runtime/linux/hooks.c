@@ -250,8 +250,8 @@ static int run_hook(const char *kind, size_t i, const struct oci_hook *hook, con
     if (exited == 0)
         return ac_error(err, 0, "%s hook #%zu (%s) timed out after %ds", kind, i, hook->path, hook->timeout);
     if (WIFSIGNALED(status))
-        return ac_error(err, 0, "%s hook #%zu (%s) killed by signal %d%s%s", kind, i, hook->path, WTERMSIG(status),
-                        sep, said);
+        return ac_error(err, 0, "%s hook #%zu (%s) killed by signal %d (%s)%s%s", kind, i, hook->path,
+                        WTERMSIG(status), strsignal(WTERMSIG(status)), sep, said);
     if (WEXITSTATUS(status) != 0)
         return ac_error(err, 0, "%s hook #%zu (%s) exited with status %d%s%s", kind, i, hook->path,
                         WEXITSTATUS(status), sep, said);

@@ -10,7 +10,7 @@
  *   terminal -> cwd, rlimits, scheduling, labels -> executable lookup ->
  *   seccomp (early only without no_new_privs) -> user and capabilities ->
  *   no_new_privs -> (tier: the tier's seccomp filter) -> ready -> wait for
- *   start -> startContainer hooks -> seccomp -> execve. */
+ *   start -> seccomp -> startContainer hooks -> execve. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -298,11 +298,20 @@ void init_main(const struct init_config *c)
     if (r != 1)
         _exit(1);
 
-    /* 15. startContainer hooks, then seccomp (the config's, then the
-     * tier's) and execve. The sync socket is
-     * close-on-exec: the runtime (when it waits, as `run` does) sees EOF. */
-    run_container_hooks(c, HOOK_START_CONTAINER, state_created, &err);
-    process_exec(p, &ps, &err);
+    /* 15. The config's seccomp filter, then the startContainer hooks under
+     * it (as runc runs them: a hook is a program in the container; a tier's
+     * filter is loaded already), then execve. The sync socket is close-on-exec: the
+     * runtime (when it waits, as `run` does) sees EOF. */
+    const struct oci_hooks *h = &spec->hooks;
+    if (process_load_seccomp(&ps, &err) == 0) {
+        /* past create: its failure goes to the container's stderr below */
+        if (h->n_hooks[HOOK_START_CONTAINER] &&
+            hooks_run(HOOK_START_CONTAINER, h->hooks[HOOK_START_CONTAINER], h->n_hooks[HOOK_START_CONTAINER],
+                      state_created, &err) < 0)
+            ac_error_wrap(&err, "error running hook");
+        else
+            process_exec(p, &ps, &err);
+    }
     cleanup_free char *msg = ac_error_string(err);
     sync_send(c->sync_fd, SYNC_ERROR, msg, strlen(msg));
     dprintf(2, "agentcage: %s\n", msg);

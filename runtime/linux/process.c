@@ -358,7 +358,7 @@ int tier_seccomp_now(struct process_state *ps, ac_error_t *err)
     return 0;
 }
 
-int process_exec(const struct oci_process *p, struct process_state *ps, ac_error_t *err)
+int process_load_seccomp(struct process_state *ps, ac_error_t *err)
 {
     if (ps->seccomp && !ps->seccomp_loaded) {
         int notify = -1;
@@ -366,6 +366,13 @@ int process_exec(const struct oci_process *p, struct process_state *ps, ac_error
             return ac_error_wrap(err, "linux.seccomp");
         ps->seccomp_loaded = true;
     }
+    return 0;
+}
+
+int process_exec(const struct oci_process *p, struct process_state *ps, ac_error_t *err)
+{
+    if (process_load_seccomp(ps, err) < 0)
+        return -1;
     /* Stacked with the config's filter (either order: the kernel takes the
      * most restrictive answer). */
     if (tier_seccomp_now(ps, err) < 0)

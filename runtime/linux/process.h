@@ -25,6 +25,9 @@ struct process_state {
 };
 int process_setup(const struct oci_process *p, const struct oci_seccomp *seccomp, int console_fd,
                   struct process_state *ps, ac_error_t *err);
+/* Load the config's seccomp filter now if process_setup left it for the
+ * end (idempotent; process_exec calls it too). */
+int process_load_seccomp(struct process_state *ps, ac_error_t *err);
 /* Load seccomp (if not yet), then the tier's filter (when tiered and not
  * yet), and execve. Returns only on failure. */
 int process_exec(const struct oci_process *p, struct process_state *ps, ac_error_t *err);
