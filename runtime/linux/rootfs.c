@@ -390,7 +390,22 @@ static void mountinfo_free(struct mountinfo_entry **entries)
 }
 
 /* The cgroup mounts of /proc/self/mountinfo; a NULL-fstype-terminated array. */
+static int read_mounts(const char *const *fstypes, struct mountinfo_entry **out, ac_error_t *err);
+
 static int read_cgroup_mounts(struct mountinfo_entry **out, ac_error_t *err)
+{
+    return read_mounts((const char *const[]){ "cgroup", "cgroup2", NULL }, out, err);
+}
+
+static bool str_in(const char *s, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(s, *list) == 0)
+            return true;
+    return false;
+}
+
+static int read_mounts(const char *const *fstypes, struct mountinfo_entry **out, ac_error_t *err)
 {
     cleanup_free char *text = NULL;
     if (read_all_file("/proc/self/mountinfo", &text, NULL, err) < 0)
@@ -406,7 +421,7 @@ static int read_cgroup_mounts(struct mountinfo_entry **out, ac_error_t *err)
         char fstype[64], super[1024], root[4096], mnt[4096];
         if (sscanf(sep + 3, "%63s %*s %1023s", fstype, super) != 2)
             continue;
-        if (strcmp(fstype, "cgroup") != 0 && strcmp(fstype, "cgroup2") != 0)
+        if (!str_in(fstype, fstypes))
             continue;
         if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2)
             continue;
@@ -561,6 +576,11 @@ static int mount_cgroup(struct rootfs_ctx *ctx, const struct oci_mount *m, size_
     return mount_cgroup_v1(ctx, m, i, mo, destfd, err);
 }
 
+static bool is_readonly_dev(const struct oci_mount *m, const struct mount_opts *mo)
+{
+    return str_eq(m->type, "tmpfs") && str_eq(m->destination, "/dev") && (mo->flags & MS_RDONLY);
+}
+
 static int mount_one(struct rootfs_ctx *ctx, const struct oci_mount *m, size_t i, ac_error_t *err)
 {
     if (check_destination(m->destination, i, err) < 0)
@@ -578,6 +598,19 @@ static int mount_one(struct rootfs_ctx *ctx, const struct oci_mount *m, size_t i
         return ac_error(err, EOPNOTSUPP, "mounts[%zu] (`%s`): idmap is only supported on bind mounts", i,
                         m->destination);
 
+    /* proc or sysfs over a symlink would land where the link points, maybe
+     * outside the container's /proc (runc refuses it the same way) */
+    if (str_eq(m->type, "proc") || str_eq(m->type, "sysfs")) {
+        cleanup_close int linkfd = safe_openat(ctx->rootfd, m->destination, O_PATH | O_NOFOLLOW, 0, NULL);
+        struct stat st;
+        if (linkfd >= 0 && fstat(linkfd, &st) == 0 && !S_ISDIR(st.st_mode))
+            return ac_error(err, 0, "mounts[%zu]: %s must be mounted on ordinary directory, and `%s` is not one",
+                            i, m->type, m->destination);
+    }
+    /* a read-only /dev still gets its devices and /dev/pts: it turns
+     * read-only in rootfs_finalize */
+    if (is_readonly_dev(m, &mo))
+        mo.flags &= ~MS_RDONLY;
     cleanup_close int destfd = mkdir_in_root(ctx, m->destination, err);
     if (destfd < 0)
         return ac_error_wrap(err, "mounts[%zu]", i);
@@ -826,8 +859,39 @@ static int pivot_into(const char *rootfs, ac_error_t *err)
     return 0;
 }
 
+/* Without pivot_root the host's mounts stay in the namespace below the
+ * chroot: a full proc or sysfs there would let the container mount a fresh
+ * one (the kernel's "already visible" rule) and see the host's. Each is
+ * detached, or covered by an empty tmpfs where it cannot be (runc does the
+ * same). */
+static int hide_host_proc_sys(const char *rootfs, ac_error_t *err)
+{
+    __attribute__((cleanup(mountinfo_free))) struct mountinfo_entry *mounts = NULL;
+    if (read_mounts((const char *const[]){ "proc", "sysfs", NULL }, &mounts, err) < 0)
+        return -1;
+    size_t len = strlen(rootfs);
+    for (struct mountinfo_entry *e = mounts; e->fstype; e++) {
+        bool inside = strncmp(e->mountpoint, rootfs, len) == 0 &&
+                      (e->mountpoint[len] == '/' || e->mountpoint[len] == '\0');
+        if (strcmp(e->root, "/") != 0 || inside)
+            continue;
+        if (mount(NULL, e->mountpoint, NULL, MS_SLAVE | MS_REC, NULL) < 0) {
+            if (errno == ENOENT || errno == EINVAL) /* gone with a parent detached before */
+                continue;
+            return ac_error(err, errno, "--no-pivot: make the host's `%s` rslave", e->mountpoint);
+        }
+        if (umount2(e->mountpoint, MNT_DETACH) == 0)
+            continue;
+        if ((errno != EINVAL && errno != EPERM) || mount("tmpfs", e->mountpoint, "tmpfs", 0, NULL) < 0)
+            return ac_error(err, errno, "--no-pivot: hide the host's `%s`", e->mountpoint);
+    }
+    return 0;
+}
+
 static int move_into(const char *rootfs, ac_error_t *err)
 {
+    if (hide_host_proc_sys(rootfs, err) < 0)
+        return -1;
     if (chdir(rootfs) < 0)
         return ac_error(err, errno, "chdir to rootfs `%s`", rootfs);
     if (mount(rootfs, "/", NULL, MS_MOVE, NULL) < 0)
@@ -913,6 +977,12 @@ int rootfs_finalize(const struct oci_spec *spec, const struct rootfs_options *op
 
     if (spec->root_readonly && remount_bind("/", MS_RDONLY, 0, true) < 0)
         return ac_error(err, errno, "remount `/` read-only");
+    for (size_t i = 0; i < spec->n_mounts; i++) {
+        cleanup_mount_opts struct mount_opts mo;
+        if (mount_opts_parse(spec->mounts[i].options, spec->mounts[i].n_options, &mo, NULL) == 0 &&
+            is_readonly_dev(&spec->mounts[i], &mo) && remount_bind("/dev", MS_RDONLY, 0, true) < 0)
+            return ac_error(err, errno, "mounts[%zu]: remount `/dev` read-only", i);
+    }
 
     const char *prop = lx ? lx->rootfs_propagation : NULL;
     unsigned long pflags = mount_propagation_flags(prop);
