@@ -1084,7 +1084,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         .console_fd = console_fd,
         .new_userns = plan.new_userns,
         .new_netns = plan.new_netns,
-        .new_utsns = plan.new_utsns,
+        .own_utsns = plan.own_utsns,
         .new_cgroupns = plan.new_cgroupns,
         .no_pivot = o->no_pivot,
         .no_new_keyring = o->no_new_keyring,

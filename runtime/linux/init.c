@@ -74,14 +74,14 @@ static int set_names(const struct init_config *c, ac_error_t *err)
 {
     const struct oci_spec *spec = c->spec;
     if (spec->hostname && *spec->hostname) {
-        if (!c->new_utsns)
-            return ac_error(err, 0, "hostname: setting it needs a new uts namespace in linux.namespaces");
+        if (!c->own_utsns)
+            return ac_error(err, 0, "hostname: setting it needs a uts namespace of the container's in linux.namespaces");
         if (sethostname(spec->hostname, strlen(spec->hostname)) < 0)
             return ac_error(err, errno, "hostname: sethostname `%s`", spec->hostname);
     }
     if (spec->domainname && *spec->domainname) {
-        if (!c->new_utsns)
-            return ac_error(err, 0, "domainname: setting it needs a new uts namespace in linux.namespaces");
+        if (!c->own_utsns)
+            return ac_error(err, 0, "domainname: setting it needs a uts namespace of the container's in linux.namespaces");
         if (setdomainname(spec->domainname, strlen(spec->domainname)) < 0)
             return ac_error(err, errno, "domainname: setdomainname `%s`", spec->domainname);
     }

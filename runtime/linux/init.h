@@ -27,7 +27,8 @@ struct init_config {
     int fifo_fd;          /* exec fifo, O_RDWR: read blocks until start */
     int console_fd;       /* console socket or -1 */
     int join_fds[NS_COUNT]; /* setns fds by ns_join_order slot, or -1 */
-    bool new_userns, new_netns, new_utsns, new_cgroupns;
+    bool new_userns, new_netns, new_cgroupns;
+    bool own_utsns; /* the uts namespace is the container's (new, or joined and not the host's) */
     bool no_pivot, no_new_keyring;
     int preserve_fds;
     /* The tier the mapping applied (create.c passes what tier_map returned,

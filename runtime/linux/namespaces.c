@@ -198,9 +198,19 @@ int plan_namespaces(const struct oci_spec *spec, bool tiered, struct ns_plan *p,
                 p->pid_join_fd = fd;
                 continue;
             }
-            if (ns->type == CLONE_NEWNS) {
+            /* the cage is built in a mount namespace of its own: joining one
+             * would share the caged view with whoever made it */
+            if (ns->type == CLONE_NEWNS && tiered) {
                 close(fd);
-                return ac_error(err, 0, "linux.namespaces[%zu]: joining an existing mount namespace is not supported", i);
+                return ac_error(err, 0, "linux.namespaces[%zu]: a tier forbids joining an existing mount namespace", i);
+            }
+            if (ns->type == CLONE_NEWNS)
+                p->join_mntns = true;
+            if (ns->type == CLONE_NEWUTS) {
+                /* its hostname may be set, unless it is the host's own */
+                ac_error_t host = NULL;
+                p->own_utsns = check_not_host_namespace(fd, ns, i, &host) == 0;
+                ac_error_free(&host);
             }
             for (int k = 0; k < NS_COUNT; k++)
                 if (ns_join_order[k] == ns->type)
@@ -214,12 +224,12 @@ int plan_namespaces(const struct oci_spec *spec, bool tiered, struct ns_plan *p,
         }
         if (ns->type == CLONE_NEWUSER) p->new_userns = true;
         if (ns->type == CLONE_NEWNET) p->new_netns = true;
-        if (ns->type == CLONE_NEWUTS) p->new_utsns = true;
+        if (ns->type == CLONE_NEWUTS) p->new_utsns = p->own_utsns = true;
         if (ns->type == CLONE_NEWNS) p->new_mntns = true;
         if (ns->type == CLONE_NEWPID) p->new_pidns = true;
     }
-    if (!p->new_mntns)
-        return ac_error(err, 0, "linux.namespaces: a new mount namespace is required");
+    if (!p->new_mntns && !p->join_mntns)
+        return ac_error(err, 0, "linux.namespaces: a mount namespace (new or by path) is required");
     if (p->new_userns && (spec->linux->n_uid_mappings == 0 || spec->linux->n_gid_mappings == 0))
         return ac_error(err, 0, "linux.uidMappings: a new user namespace needs uidMappings and gidMappings");
     return 0;
