@@ -80,7 +80,7 @@ static int apply_memory(const char *dir, const struct oci_memory *m, ac_error_t 
         cg_write(dir, "memory.oom_control", m->disable_oom_killer ? "1" : "0", err) < 0)
         return -1;
     if (m->has_kernel || m->has_kernel_tcp)
-        ac_debug("cgroup: memory.kernel/kernelTCP ignored (deprecated by the kernel)");
+        ac_warn("cgroup: linux.resources.memory.kernel and kernelTCP are ignored (deprecated by the kernel; runc ignores them too)");
     return 0;
 }
 

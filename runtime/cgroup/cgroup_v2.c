@@ -219,7 +219,7 @@ static int apply_memory(const char *dir, const struct oci_memory *m, ac_error_t 
     if (m->has_disable_oom_killer && m->disable_oom_killer)
         ac_debug("cgroup: memory.disableOOMKiller ignored: not available on cgroup v2");
     if (m->has_kernel || m->has_kernel_tcp)
-        ac_debug("cgroup: memory.kernel/kernelTCP ignored (deprecated by the kernel)");
+        ac_warn("cgroup: linux.resources.memory.kernel and kernelTCP are ignored (deprecated by the kernel; runc ignores them too)");
     return 0;
 }
 
