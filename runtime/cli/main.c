@@ -239,6 +239,11 @@ int main(int argc, char **argv)
             continue;
         int sub_argc = argc - optind;
         char **sub_argv = argv + optind;
+        /* `VERB -h`: a line on the verb, exit 0 (as runc's help) */
+        if (sub_argc > 1 && commands[i].help && (strcmp(sub_argv[1], "-h") == 0 || strcmp(sub_argv[1], "--help") == 0)) {
+            printf("usage: agentcage [global flags] %s [flags] [ID] [args]\n  %s\n", verb, commands[i].help);
+            return 0;
+        }
         optind = 0; /* full getopt reset for the verb's flags */
         int r = commands[i].fn(&g, sub_argc, sub_argv, &err);
         if (r < 0)
