@@ -127,6 +127,14 @@ static void log_write(enum ac_log_level level, const char *msg)
         fprintf(f, "{\"level\":\"%s\",\"msg\":\"", level_name(level));
         json_escape(f, msg);
         fprintf(f, "\",\"time\":\"%s\"}\n", when);
+    } else if (level == AC_LOG_DEBUG || level == AC_LOG_INFO) {
+        /* logfmt, as runc's (logrus) text lines: tools that read runc's
+         * debug output find level= and msg= */
+        char when[RFC3339_LEN];
+        rfc3339_format(when);
+        fprintf(f, "time=\"%s\" level=%s msg=\"", when, level_name(level));
+        json_escape(f, msg);
+        fputs("\"\n", f);
     } else {
         fprintf(f, "agentcage: %s%s%s\n", level == AC_LOG_ERROR ? "" : level_name(level),
                 level == AC_LOG_ERROR ? "" : ": ", msg);
