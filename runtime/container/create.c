@@ -31,6 +31,7 @@
 #include "runtime/linux/landlock.h"
 #include "runtime/linux/namespaces.h"
 #include "runtime/linux/process.h"
+#include "runtime/linux/rootfs.h"
 #include "runtime/linux/rootless.h"
 #include "runtime/linux/sync.h"
 #include "runtime/linux/terminal.h"
@@ -628,7 +629,7 @@ static int tier_user_namespace(struct create_ctx *c, struct oci_spec *spec, stru
     return 0;
 }
 
-static void close_idmap_fds(int *fds, size_t n)
+static void close_fd_array(int *fds, size_t n)
 {
     for (size_t i = 0; fds && i < n; i++)
         if (fds[i] >= 0)
@@ -657,7 +658,7 @@ static int *make_idmap_fds(const struct oci_spec *spec, ac_error_t *err)
         fds[i] = userns_make(m->uid_mappings, m->n_uid_mappings, m->gid_mappings, m->n_gid_mappings, err);
         if (fds[i] < 0) {
             ac_error_wrap(err, "mounts[%zu]: idmap", i);
-            close_idmap_fds(fds, spec->n_mounts);
+            close_fd_array(fds, spec->n_mounts);
             return (int *)-1;
         }
     }
@@ -876,6 +877,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     cleanup_close int saved_timens = -1;
     cleanup_close int late_userns_fd = -1;
     int *idmap_fds = NULL;
+    int *bind_trees = NULL;
     struct credential_secret *secrets = NULL;
     size_t n_secrets = 0;
     struct container_state st = {0};
@@ -1021,6 +1023,11 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         idmap_fds = NULL;
         goto out;
     }
+    /* a plain container's root in a new user namespace is no host root:
+     * its bind sources are cloned here, where they can be reached (a tier
+     * binds its sources itself, without following symlinks) */
+    if (tier == TIER_NONE && plan.new_userns)
+        bind_trees = rootfs_make_bind_trees(spec);
 
     /* 4. The exec fifo the child blocks on, the sync socket, the console. */
     {
@@ -1094,6 +1101,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         .rootless = g->is_rootless,
         .late_userns_fd = late_userns_fd,
         .idmap_fds = idmap_fds,
+        .bind_tree_fds = bind_trees,
         .secrets = secrets,
         .n_secrets = n_secrets,
         .secrets_uid = c.root_uid,
@@ -1239,7 +1247,8 @@ out:
     free(c.cgroup_path);
     hooks_set_extra_env(NULL);
     free(c.denials_env);
-    close_idmap_fds(idmap_fds, spec->n_mounts);
+    close_fd_array(idmap_fds, spec->n_mounts);
+    close_fd_array(bind_trees, spec->n_mounts);
     credentials_forget(secrets, n_secrets);
     ns_plan_close(&plan);
     return ret;

@@ -204,7 +204,7 @@ void init_main(const struct init_config *c)
                                 .home_allow = c->tier != TIER_NONE ? spec_annotation(spec, "io.agentcage.home-allow")
                                                                    : NULL,
                                 .rootfs_idmap_fd = c->late_userns_fd,
-                                .idmap_fds = c->idmap_fds};
+                                .idmap_fds = c->idmap_fds, .bind_tree_fds = c->bind_tree_fds};
     if (rootfs_prepare(spec, &ro, &err) < 0)
         init_fail(c->sync_fd, &err);
 

@@ -39,6 +39,7 @@ struct init_config {
     bool rootless;           /* no host root: devices bound, unprivileged id maps (rootless.c) */
     int late_userns_fd;      /* a tier's user namespace (userns.c), joined after the setup; -1: none */
     const int *idmap_fds;    /* per mount: the idmap's user namespace (rootfs_options), or NULL */
+    const int *bind_tree_fds; /* per mount: a bind tree made before the clone (rootfs_options), or NULL */
     const struct credential_secret *secrets; /* written as /run/secrets/NAME, mode 0400 */
     size_t n_secrets;
     uid_t secrets_uid;       /* the container's root as the host knows it: owner of the secrets */

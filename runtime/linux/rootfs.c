@@ -303,12 +303,52 @@ static int apply_mount_extras(int mntfd, const struct mount_opts *mo, ac_error_t
     return 0;
 }
 
+int *rootfs_make_bind_trees(const struct oci_spec *spec)
+{
+    int *trees = NULL;
+    for (size_t i = 0; i < spec->n_mounts; i++) {
+        const struct oci_mount *m = &spec->mounts[i];
+        cleanup_mount_opts struct mount_opts mo;
+        if (m->source == NULL || mount_opts_parse(m->options, m->n_options, &mo, NULL) < 0 ||
+            !(mo.bind || str_eq(m->type, "bind")) || mo.idmap)
+            continue;
+        int tree = open_tree(AT_FDCWD, m->source,
+                             OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (mo.recursive_bind ? AT_RECURSIVE : 0));
+        if (tree < 0) /* the init tries itself and says why */
+            continue;
+        if (trees == NULL) {
+            trees = xmalloc(spec->n_mounts * sizeof(int));
+            for (size_t k = 0; k < spec->n_mounts; k++)
+                trees[k] = -1;
+        }
+        trees[i] = tree;
+    }
+    return trees;
+}
+
+/* Attach a bind tree made by rootfs_make_bind_trees on destfd; returns an
+ * O_PATH fd of the new mount's root. */
+static int attach_bind_tree(int tree, int destfd, ac_error_t *err)
+{
+    if (move_mount(tree, "", destfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        return ac_error(err, errno, "move_mount");
+    int fd = dup(tree);
+    if (fd < 0)
+        return ac_error(err, errno, "dup");
+    return fd;
+}
+
 static int mount_bind(struct rootfs_ctx *ctx, const struct oci_mount *m, size_t i, const struct mount_opts *mo,
                       ac_error_t *err)
 {
     struct stat st;
     cleanup_close int srcfd = -1;
-    if (m->source && ctx->opts->nofollow_bind_sources) {
+    const int *trees = ctx->opts->bind_tree_fds;
+    int tree = trees && !mo->idmap ? trees[i] : -1;
+    if (tree >= 0) {
+        if (fstat(tree, &st) < 0)
+            return ac_error(err, errno, "mounts[%zu].source `%s`", i, m->source);
+    } else if (m->source && ctx->opts->nofollow_bind_sources) {
         srcfd = open_bind_source_nofollow(m, i, err);
         if (srcfd < 0 || fstat(srcfd, &st) < 0)
             return srcfd < 0 ? -1 : ac_error(err, errno, "mounts[%zu].source `%s`", i, m->source);
@@ -329,10 +369,11 @@ static int mount_bind(struct rootfs_ctx *ctx, const struct oci_mount *m, size_t 
         if (userns_fd < 0)
             return made && made[i] >= 0 ? ac_error(err, errno, "mounts[%zu]: idmap", i) : -1;
     }
-    cleanup_close int mntfd = srcfd >= 0 ? bind_onto_at(srcfd, "", destfd, mo->recursive_bind, userns_fd,
-                                                         mo->recursive_idmap, err)
-                                          : bind_onto(m->source, destfd, mo->recursive_bind, userns_fd,
-                                                      mo->recursive_idmap, err);
+    cleanup_close int mntfd = tree >= 0    ? attach_bind_tree(tree, destfd, err)
+                              : srcfd >= 0 ? bind_onto_at(srcfd, "", destfd, mo->recursive_bind, userns_fd,
+                                                          mo->recursive_idmap, err)
+                                           : bind_onto(m->source, destfd, mo->recursive_bind, userns_fd,
+                                                       mo->recursive_idmap, err);
     if (mntfd < 0)
         return ac_error_wrap(err, "mount `%s` to `%s` (mounts[%zu])", m->source, m->destination, i);
 

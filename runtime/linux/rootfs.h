@@ -20,6 +20,7 @@ struct rootfs_options {
     const char *home_allow;     /* tiers: io.agentcage.home-allow */
     int rootfs_idmap_fd;        /* a user namespace to idmap the rootfs with, or -1 */
     const int *idmap_fds;       /* per mount: its idmap's user namespace, made before the clone, or -1; or NULL */
+    const int *bind_tree_fds;   /* per mount: its bind tree made before the clone (rootfs_make_bind_trees), or -1; or NULL */
     bool tiered;                /* a masked or read-only path beneath a file (a tier's protection paths
                                    under a single-file bind) protects nothing, as one that does not exist */
 };
@@ -35,6 +36,12 @@ struct rootfs_options {
  * Every destination is resolved inside the rootfs without following
  * symlinks out of it. */
 int rootfs_prepare(const struct oci_spec *spec, const struct rootfs_options *opts, ac_error_t *err);
+/* Before the clone, as host root: a detached copy (open_tree) of each
+ * plain bind mount's source, so that a container in a new user namespace
+ * still mounts a source its root could not reach (a 0700 folder of host
+ * root's), as runc does. NULL when none; -1 for mounts without one (the
+ * init then binds them itself). */
+int *rootfs_make_bind_trees(const struct oci_spec *spec);
 /* Step 2 (after createContainer hooks): pivot_root into the rootfs (or
  * move+chroot), detach the old root, chdir("/"); mask linux.maskedPaths
  * (/dev/null over files, empty read-only tmpfs over directories), make
