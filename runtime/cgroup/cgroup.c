@@ -766,12 +766,12 @@ char *cgroup_stats_json(const struct cgroup_stats *st)
     fprintf(f,
             "\"memory\":{\"usage\":{\"limit\":%llu,\"usage\":%llu,\"max\":%llu,\"failcnt\":%llu},"
             "\"swap\":{\"limit\":%llu,\"usage\":%llu},\"cache\":%llu,"
-            "\"raw\":{\"cache\":%llu,\"rss\":%llu,\"oom_kill\":%llu}},",
+            "\"raw\":{\"cache\":%llu,\"rss\":%llu}},",
             (unsigned long long)st->memory_limit, (unsigned long long)st->memory_usage,
             (unsigned long long)st->memory_max_usage, (unsigned long long)st->memory_failcnt,
             (unsigned long long)st->swap_limit, (unsigned long long)st->swap_usage,
             (unsigned long long)st->memory_cache, (unsigned long long)st->memory_cache,
-            (unsigned long long)st->memory_rss, (unsigned long long)st->oom_kill_count);
+            (unsigned long long)st->memory_rss);
     fprintf(f, "\"pids\":{\"current\":%llu,\"limit\":%llu},",
             (unsigned long long)st->pids_current, (unsigned long long)st->pids_limit);
     fprintf(f,

@@ -47,23 +47,43 @@ COMMAND(events)
     const char *id;
     if (cli_one_id(argc, argv, "events [--stats] [--interval 5s] ID", &id, err) < 0)
         return -1;
+    /* the counters are read every tick, so an OOM kill is reported within
+     * one (as runc's "oom" event); stats go out every interval */
+    const long long tick_ms = once || interval_ms < 200 ? interval_ms : 200;
+    long long since_stats = interval_ms;
+    bool first = true;
+    uint64_t oom_kills = 0;
     for (;;) {
         cleanup_state struct container_state *st = NULL;
         if (state_load(g, id, &st, err) < 0)
             return -1;
-        if (state_status(g, st) == STATUS_STOPPED)
+        bool stopped = state_status(g, st) == STATUS_STOPPED;
+        if (stopped && (once || first))
             return once ? ac_error(err, 0, "container `%s` is not running", id) : 0;
         if (!st->cgroup_path[0])
             return ac_error(err, 0, "container `%s` has no cgroup", id);
         struct cgroup_stats stats;
-        if (cgroup_stats(st->cgroup_path, &stats, err) < 0)
-            return -1;
-        cleanup_free char *data = cgroup_stats_json(&stats);
-        printf("{\"type\":\"stats\",\"id\":\"%s\",\"data\":%s}\n", id, data);
+        if (cgroup_stats(st->cgroup_path, &stats, stopped ? NULL : err) < 0)
+            return stopped ? 0 : -1;
+        /* an OOM kill of the init stops the container: still reported */
+        if (!first && stats.oom_kill_count > oom_kills)
+            printf("{\"type\":\"oom\",\"id\":\"%s\"}\n", id);
+        oom_kills = stats.oom_kill_count;
+        first = false;
+        if (stopped) {
+            fflush(stdout);
+            return 0;
+        }
+        if (since_stats >= interval_ms) {
+            cleanup_free char *data = cgroup_stats_json(&stats);
+            printf("{\"type\":\"stats\",\"id\":\"%s\",\"data\":%s}\n", id, data);
+            since_stats = 0;
+        }
         fflush(stdout);
         if (once)
             return 0;
-        struct timespec ts = {interval_ms / 1000, (interval_ms % 1000) * 1000000};
+        struct timespec ts = {tick_ms / 1000, (tick_ms % 1000) * 1000000};
         nanosleep(&ts, NULL);
+        since_stats += tick_ms;
     }
 }
