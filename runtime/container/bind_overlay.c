@@ -37,6 +37,7 @@
 #include "runtime/container/container.h"
 #include "runtime/linux/userns.h"
 #include "runtime/util/utils.h"
+#include "tier-annotations/tier_internal.h" /* the tiers' rcFiles: execution points */
 
 #define CHANGES_DIR "/var/lib/agentcage/changes"
 #define MAX_DEPTH 128
@@ -182,6 +183,11 @@ struct copy_ctx {
     bool review; /* into a fresh folder: whiteouts become a list */
     FILE *deleted;
     unsigned files, removed, skipped;
+    /* copying back: execution points (tiers.json rcFiles) are not written
+     * into the host folder but held in held_dir (made on the first) */
+    const struct tier_strv *hold;
+    const char *held_dir;
+    unsigned held;
 };
 
 /* copy_file_range where the kernel does it between these filesystems (not
@@ -242,6 +248,49 @@ static int copy_file_at(struct copy_ctx *x, int from_dir, int to_dir, const char
     return 0;
 }
 
+static void copy_tree(struct copy_ctx *x, int from_dir, int to_dir, const char *rel, int depth);
+
+/* Is rel (no leading slash) one of the execution points the next shell,
+ * git or editor runs from the folder (.envrc, .git/hooks, .vscode ...)? */
+static bool is_execution_point(const struct tier_strv *hold, const char *rel)
+{
+    return hold && tier_strv_has(hold, rel);
+}
+
+/* An execution point the container made or changed in a writable folder:
+ * into the held folder (same relative path) for review, never into the
+ * host folder, where the user's next command would run it. Those that
+ * existed were read-only inside, so this is what it created. */
+static void hold_entry(struct copy_ctx *x, int from_dir, const char *name, const char *path, const struct stat *st)
+{
+    cleanup_free char *parent = xasprintf("%s%.*s", x->held_dir, (int)(strrchr(path, '/') - path), path);
+    ac_error_t e = NULL;
+    if (mkdir_p(parent, 0700, &e) < 0) {
+        ac_error_free(&e);
+        x->skipped++;
+        return;
+    }
+    cleanup_close int to = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct copy_ctx h = {.uid = x->uid, .gid = x->gid, .review = true, .deleted = x->deleted};
+    cleanup_file FILE *devnull = h.deleted ? NULL : fopen("/dev/null", "we");
+    if (!h.deleted)
+        h.deleted = devnull;
+    if (to < 0 || !h.deleted) {
+        x->skipped++;
+        return;
+    }
+    if (S_ISDIR(st->st_mode)) {
+        mkdirat(to, name, 0700);
+        cleanup_close int sub_from = open_dir_at(from_dir, name);
+        cleanup_close int sub_to = open_dir_at(to, name);
+        if (sub_from >= 0 && sub_to >= 0)
+            copy_tree(&h, sub_from, sub_to, path, 1);
+    } else if (S_ISREG(st->st_mode)) {
+        copy_file_at(&h, from_dir, to, name, st);
+    }
+    x->held++;
+}
+
 static void copy_tree(struct copy_ctx *x, int from_dir, int to_dir, const char *rel, int depth)
 {
     if (depth > MAX_DEPTH)
@@ -255,6 +304,11 @@ static void copy_tree(struct copy_ctx *x, int from_dir, int to_dir, const char *
         if (fstatat(from_dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
             continue;
         cleanup_free char *path = xasprintf("%s/%s", rel, name);
+        if (!x->review && is_execution_point(x->hold, path + 1)) {
+            if (!is_whiteout(&st))
+                hold_entry(x, from_dir, name, path, &st);
+            continue;
+        }
         if (is_whiteout(&st)) {
             if (x->review)
                 fprintf(x->deleted, "%s\n", path + 1);
@@ -339,8 +393,15 @@ void bind_overlays_finish(const struct global_opts *g, const char *state_dir, co
         cleanup_free char *upper = xasprintf("%s/upper", base);
         cleanup_close int from = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         struct copy_ctx x = {.uid = uid, .gid = gid, .review = review};
-        cleanup_free char *kept = NULL;
+        cleanup_free char *kept = NULL, *held = NULL;
         if (from >= 0 && apply && !review) {
+            const struct tier_defs *defs = NULL;
+            ac_error_t e = NULL;
+            if (tier_defs_get(&defs, &e) == 0)
+                x.hold = &defs->rc_files;
+            ac_error_free(&e);
+            held = xasprintf("%s/%s.%lld.%u.held", CHANGES_DIR, id, (long long)time(NULL), idx);
+            x.held_dir = held;
             cleanup_close int to = open_source(source);
             if (to >= 0)
                 copy_tree(&x, from, to, "", 0);
@@ -364,6 +425,15 @@ void bind_overlays_finish(const struct global_opts *g, const char *state_dir, co
             cleanup_free char *members =
                 xasprintf("\"source\":%s,\"written\":%u,\"removed\":%u,\"skipped\":%u,\"%s\":%s", jsrc, x.files,
                           x.removed, x.skipped, kept ? "keptAt" : "copiedBack", kept ? jkept : "true");
+            if (x.held) {
+                cleanup_free char *jheld = audit_json_string(held);
+                char *more = xasprintf("%s,\"held\":%u,\"heldAt\":%s", members, x.held, jheld);
+                free(members);
+                members = more;
+                ac_warn("container `%s`: %u new execution point%s (.envrc, .git/hooks, .vscode ...) held for review in "
+                        "%s, not written into %s",
+                        id, x.held, x.held == 1 ? "" : "s", held, source);
+            }
             container_audit(g, kept ? "bind-changes-kept" : "bind-changes-applied", id, members);
         }
         take_down(base);
