@@ -294,6 +294,9 @@ test_gvisor_missing_or_broken_runsc_refused() {
         assert_not_contains "$OUT" ran "ran without gVisor ($flags)"
     done
     grep -q '"event":"refused".*runsc' "$T/state/audit.jsonl" || fail "no refusal in the audit trail"
+    # the self-checks (runsc do: its sandbox runs as nobody and chowns its
+    # stdio) never re-owned the host's /dev/null
+    assert_eq "$(stat -c %u:%g /dev/null)" 0:0 "the host's /dev/null is still root's"
 }
 
 test_gvisor_pods_and_credentials_refused() {

@@ -36,6 +36,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -107,18 +108,23 @@ static int wait_exit(pid_t child)
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
 }
 
-/* argv with stdio on /dev/null, in a process group of its own that is
- * killed after timeout_ms (a platform that hangs, as KVM without VMX
- * does); its exit status in *status, -1 when it timed out. */
+/* argv with stdio on an anonymous file of its own, in a process group of
+ * its own that is killed after timeout_ms (a platform that hangs, as KVM
+ * without VMX does); its exit status in *status, -1 when it timed out.
+ * Never the host's /dev/null: `runsc do` hands its stdio to a sandbox
+ * that runs as nobody and chowns them, which would re-own the device. */
 static int run_quietly(char *const argv[], int timeout_ms, int *status, ac_error_t *err)
 {
+    cleanup_close int stdio = memfd_create("agentcage-runsc-check", MFD_CLOEXEC);
+    if (stdio < 0)
+        return ac_error(err, errno, "gVisor: memfd_create");
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     posix_spawn_file_actions_init(&fa);
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
     for (int i = 0; i < 3; i++)
-        posix_spawn_file_actions_addopen(&fa, i, "/dev/null", O_RDWR, 0);
+        posix_spawn_file_actions_adddup2(&fa, stdio, i);
     pid_t child;
     int r = posix_spawn(&child, argv[0], &fa, &attr, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
