@@ -204,9 +204,10 @@ echo '{"ociVersion": "1.2.0", "process": ' > "$tmp/bad/config.json"
 expect 1 "${RT[@]}" create --bundle "$tmp/bad" san-bad-$$
 expect 1 "${RT[@]}" state does-not-exist
 expect 1 "${RT[@]}" delete does-not-exist
-expect 1 "${RT[@]}" exec
-expect 1 "${RT[@]}" exec does-not-exist /bin/true
-expect 1 "${RT[@]}" exec --no-such-flag x
+# exec's own failures exit 255, as runc's (1 could be the process's status)
+expect 255 "${RT[@]}" exec
+expect 255 "${RT[@]}" exec does-not-exist /bin/true
+expect 255 "${RT[@]}" exec --no-such-flag x
 expect 1 "${RT[@]}" state ../escape
 expect 1 "${RT[@]}" no-such-verb
 check "error paths"

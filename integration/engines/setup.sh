@@ -176,7 +176,12 @@ volume_path = "$E/podman/graph/volumes"
 runtime = "runc"
 EOF
 # the [engine.runtimes] and runtime_supports_json come from the installer's drop-in
-"$REPO_DIR/scripts/install-engine.sh" podman --binary "$AGENTCAGE" --config "$E/podman/agentcage.conf" 2> /dev/null
+# Podman hands the runtime a cleaned environment (conmon's): the operator
+# settings (AGENTCAGE_CONF) reach it through a wrapper, as a rootless
+# operator's do (docs/install.md)
+printf '#!/bin/sh\nAGENTCAGE_CONF=%s exec %s "$@"\n' "$E/agentcage.conf" "$AGENTCAGE" > "$E/bin/podman-agentcage"
+chmod 755 "$E/bin/podman-agentcage"
+"$REPO_DIR/scripts/install-engine.sh" podman --binary "$E/bin/podman-agentcage" --config "$E/podman/agentcage.conf" 2> /dev/null
 # one file for CONTAINERS_CONF: splice the drop-in's [engine] keys into ours
 {
     cat "$E/podman/containers.conf"
@@ -193,7 +198,10 @@ mv "$E/podman/containers.conf.new" "$E/podman/containers.conf"
 # in $AC_POLICY (not under $E: no tiered container may mount anything in
 # or around them, and the engines' own files live in $E)
 mkdir -p "$AC_POLICY/approvals" && chmod 700 "$AC_POLICY" "$AC_POLICY/approvals"
-printf 'audit-log = %s\napprovals-dir = %s\n' "$AC_POLICY/audit.jsonl" "$AC_POLICY/approvals" > "$E/agentcage.conf"
+# The "outside world" of the network scenarios (EXT_IP) is a private
+# address, which the egress proxy refuses unless the operator allows it.
+printf 'audit-log = %s\napprovals-dir = %s\negress.allow-cidr = %s/32\n' "$AC_POLICY/audit.jsonl" "$AC_POLICY/approvals" \
+    "$EXT_IP" > "$E/agentcage.conf"
 export AGENTCAGE_CONF="$E/agentcage.conf"
 
 # ---------------------------------------------------------------- daemons
