@@ -211,6 +211,8 @@ test_cgroups() {
 # leak_check: prints one line per leaked resource; silent when clean.
 leak_check() {
     local p
+    [ -z "${DEVNULL_OWNER:-}" ] || [ "$(stat -c %u:%g /dev/null)" == "$DEVNULL_OWNER" ] ||
+        echo "the host's /dev/null changed owner: $DEVNULL_OWNER -> $(stat -c %u:%g /dev/null)"
     if grep -F -e "$T" -e "$ROOTFS" /proc/self/mountinfo > /dev/null 2>&1; then
         echo "mounts left: $(grep -F -e "$T" -e "$ROOTFS" /proc/self/mountinfo | awk '{print $5}' | tr '\n' ' ')"
     fi

@@ -88,6 +88,10 @@ else
             export T ROOT TEST_ID
             mkdir -p "$ROOT"
             t0=$(date +%s%N)
+            # the host's /dev/null is never re-owned (a runtime must not
+            # chown a stdio it was handed): compared around every test
+            DEVNULL_OWNER="$(stat -c %u:%g /dev/null)"
+            export DEVNULL_OWNER
             timeout -k 5 "$TEST_TIMEOUT" bash -c 'source "$IT_DIR/lib.sh"; source "$1"; "$2"' _ "$file" "$fn" \
                 > "$T/.log" 2>&1 < /dev/null
             rc=$?
