@@ -52,6 +52,9 @@ cleanup() {
     rm -rf "$T"
 }
 trap cleanup EXIT
+# a run stopped by its timeout (TERM) cleans up too: the EXIT trap runs only
+# when bash exits, which an unhandled TERM would not let it do
+trap 'exit 143' TERM INT
 
 # what the host holds that a leak would grow
 snapshot() {
