@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -372,40 +371,10 @@ int state_list_ids(const struct global_opts *g, char ***ids, size_t *n, ac_error
 
 int state_remove(const struct global_opts *g, const char *id, ac_error_t *err)
 {
+    /* files, a pinned namespace (a Podman pod's cage), a folder of files
+     * (a gVisor container's sandbox/) */
     cleanup_free char *dir = state_dir_path(g, id);
-    DIR *d = opendir(dir);
-    if (d == NULL) {
-        if (errno == ENOENT)
-            return 0;
-        return ac_error(err, errno, "open `%s`", dir);
-    }
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        int r = unlinkat(dirfd(d), de->d_name, 0);
-        cleanup_free char *sub = xasprintf("%s/%s", dir, de->d_name);
-        /* a pinned namespace (a Podman pod's cage): ours, unpinned */
-        if (r < 0 && errno == EBUSY && umount2(sub, MNT_DETACH | UMOUNT_NOFOLLOW) == 0)
-            r = unlinkat(dirfd(d), de->d_name, 0);
-        /* a folder of files (a gVisor container's sandbox/) */
-        if (r < 0 && errno == EISDIR) {
-            if (remove_dir(sub, 0, err) < 0) {
-                closedir(d);
-                return -1;
-            }
-            continue;
-        }
-        if (r < 0 && errno != ENOENT) {
-            int e = errno;
-            closedir(d);
-            return ac_error(err, e, "remove `%s`", sub);
-        }
-    }
-    closedir(d);
-    if (rmdir(dir) < 0 && errno != ENOENT)
-        return ac_error(err, errno, "remove `%s`", dir);
-    return 0;
+    return remove_dir(dir, 1, err);
 }
 
 int write_pid_file(const char *path, pid_t pid, ac_error_t *err)

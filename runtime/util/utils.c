@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -185,6 +186,10 @@ int remove_dir(const char *dir, int depth, ac_error_t *err)
             continue;
         int e = errno;
         cleanup_free char *sub = xasprintf("%s/%s", dir, de->d_name);
+        /* busy: something of ours mounted on it (a pinned namespace, a
+         * bind view), unmounted first */
+        if (e == EBUSY && umount2(sub, MNT_DETACH | UMOUNT_NOFOLLOW) == 0 && unlinkat(dirfd(d), de->d_name, 0) == 0)
+            continue;
         if (e == EISDIR && depth > 0 && remove_dir(sub, depth - 1, err) == 0)
             continue;
         closedir(d);

@@ -46,7 +46,8 @@ int write_file_at(int dirfd, const char *name, const char *data, size_t len, ac_
 /* mkdir -p with mode; existing directories are fine. */
 int mkdir_p(const char *path, mode_t mode, ac_error_t *err);
 /* rm -r of a folder holding files, and folders of files down to depth
- * more levels; a missing folder is fine. */
+ * more levels (an entry something is mounted on is unmounted first); a
+ * missing folder is fine. */
 int remove_dir(const char *dir, int depth, ac_error_t *err);
 /* Is item one of the entries of a list separated by sep ("a:b:c")? */
 bool list_has(const char *list, char sep, const char *item);
