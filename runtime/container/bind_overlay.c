@@ -271,11 +271,8 @@ static void hold_entry(struct copy_ctx *x, int from_dir, const char *name, const
         return;
     }
     cleanup_close int to = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    struct copy_ctx h = {.uid = x->uid, .gid = x->gid, .review = true, .deleted = x->deleted};
-    cleanup_file FILE *devnull = h.deleted ? NULL : fopen("/dev/null", "we");
-    if (!h.deleted)
-        h.deleted = devnull;
-    if (to < 0 || !h.deleted) {
+    struct copy_ctx h = {.uid = x->uid, .gid = x->gid, .review = true};
+    if (to < 0) {
         x->skipped++;
         return;
     }
@@ -310,7 +307,7 @@ static void copy_tree(struct copy_ctx *x, int from_dir, int to_dir, const char *
             continue;
         }
         if (is_whiteout(&st)) {
-            if (x->review)
+            if (x->review && x->deleted) /* a held execution point lists none */
                 fprintf(x->deleted, "%s\n", path + 1);
             else
                 remove_at(to_dir, name, 0);
