@@ -246,9 +246,10 @@ static void watchdog_stop(const struct global_opts *g, const struct container_st
     int wait_ms = WATCHDOG_FINISH_MS;
     if (*zombie_status >= 0) {
         cleanup_free char *marker = xasprintf("%s/%s/exit", g->root, st->id);
-        for (wait_ms = 0; wait_ms < 500 && access(marker, F_OK) < 0; wait_ms += 2)
-            if (poll(&pfd, 1, 2) > 0)
-                break;
+        /* its first marker (the wall time) comes at once; then it only
+         * waits for a reap that comes after us */
+        for (int waited = 0; waited < 500 && access(marker, F_OK) < 0 && poll(&pfd, 1, 2) == 0; waited += 2)
+            ;
         wait_ms = 0;
     }
     if (process_start_time(st->watchdog_pid) == st->watchdog_start && poll(&pfd, 1, wait_ms) == 0 &&
