@@ -154,7 +154,15 @@ if [ -z "${TESTS:-}" ]; then
         fi
         echo "# suite $suite: $cmd"
         start=$SECONDS
+        devnull_before="$(stat -c %u:%g /dev/null)"
         out="$($cmd < /dev/null 2>&1)"; rc=$?
+        devnull_after="$(stat -c %u:%g /dev/null)"
+        if [ "$devnull_after" != "$devnull_before" ]; then
+            # named, then put back so the next suite is not blamed for it
+            echo "FAIL - suite $suite: the host's /dev/null changed owner: $devnull_before -> $devnull_after"
+            failed=$((failed + 1))
+            chown "$devnull_before" /dev/null
+        fi
         printf '%s\n' "$out" | grep -E '^(ok|FAIL|skip) ' | sed "s/^\(ok\|FAIL\|skip\) - /\1 - $suite:/"
         summary="$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)"
         if [ -n "$summary" ]; then

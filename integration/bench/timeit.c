@@ -22,12 +22,14 @@
  * The total's cpu_ns is every reaped descendant's user+sys (workers' own
  * bookkeeping excluded); its wall_ns is first fork to last exit.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -90,6 +92,11 @@ static char *expand_arg(const char *tmpl, long iter)
 
 static int subreaper_mode; /* -s: orphans of the runtime are ours to reap */
 
+/* The commands' stdin and stdout: an anonymous file, never the host's
+ * /dev/null, because runsc hands its stdio to a sandbox running as nobody
+ * and chowns them (which would re-own the device for the whole machine). */
+static int sink_fd = -1;
+
 /* Reaps whatever has already exited (orphans of the runtime under -s);
  * their usage lands in this process's RUSAGE_CHILDREN. */
 static void reap_exited(void)
@@ -121,10 +128,9 @@ static int run_step(int step_no, long iter, int worker)
 		exit(2);
 	}
 	if (pid == 0) {
-		int null_fd = open("/dev/null", O_RDWR);
-		if (null_fd >= 0) {
-			dup2(null_fd, STDIN_FILENO);
-			dup2(null_fd, STDOUT_FILENO);
+		if (sink_fd >= 0) {
+			dup2(sink_fd, STDIN_FILENO);
+			dup2(sink_fd, STDOUT_FILENO);
 		}
 		execv(argv[0], argv);
 		fprintf(stderr, "timeit: exec %s: %s\n", argv[0], strerror(errno));
@@ -252,6 +258,11 @@ int main(int argc, char **argv)
 	for (int s = 0; s < n_steps; s++)
 		if (steps[s].argc == 0)
 			usage();
+	sink_fd = memfd_create("timeit-stdio", MFD_CLOEXEC);
+	if (sink_fd < 0) {
+		perror("timeit: memfd_create");
+		exit(2);
+	}
 
 	/* Line-per-write output must not be buffered across a fork. */
 	setvbuf(stdout, NULL, _IONBF, 0);

@@ -206,7 +206,8 @@ test_host_namespaces_by_path_refused_at_a_tier() {
 
 test_bind_sources_outside_the_roots_refused() {
     local dirs=("/opt/agentcage-it-$TEST_ID" "/var/lib/agentcage-it-$TEST_ID" "/usr/local/share/agentcage-it-$TEST_ID")
-    trap 'rm -rf "${dirs[@]}"' EXIT
+    # expanded now: the local array is gone when the EXIT trap runs
+    trap "rm -rf ${dirs[*]}" EXIT
     local d t
     for d in "${dirs[@]}"; do
         mkdir -p "$d"

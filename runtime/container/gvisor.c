@@ -113,7 +113,7 @@ static int wait_exit(pid_t child)
  * without VMX does); its exit status in *status, -1 when it timed out.
  * Never the host's /dev/null: `runsc do` hands its stdio to a sandbox
  * that runs as nobody and chowns them, which would re-own the device. */
-static int run_quietly(char *const argv[], int timeout_ms, int *status, ac_error_t *err)
+static int run_quietly(char *const argv[], char *const envp[], int timeout_ms, int *status, ac_error_t *err)
 {
     cleanup_close int stdio = memfd_create("agentcage-runsc-check", MFD_CLOEXEC);
     if (stdio < 0)
@@ -126,7 +126,7 @@ static int run_quietly(char *const argv[], int timeout_ms, int *status, ac_error
     for (int i = 0; i < 3; i++)
         posix_spawn_file_actions_adddup2(&fa, stdio, i);
     pid_t child;
-    int r = posix_spawn(&child, argv[0], &fa, &attr, argv, environ);
+    int r = posix_spawn(&child, argv[0], &fa, &attr, argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     if (r != 0)
@@ -162,15 +162,23 @@ static int self_check(const struct global_opts *g, int tier, const struct stat *
     if (read_all_file(cache, &known, &len, &e) == 0 && strstr(known, key))
         return 0;
     ac_error_free(&e);
-    cleanup_free char *root = xasprintf("--root=/run/agentcage-gvisor-check-%d", getpid());
+    cleanup_free char *dir = xasprintf("/run/agentcage-gvisor-check-%d", getpid());
+    cleanup_free char *root = xasprintf("--root=%s/state", dir);
     cleanup_free char *platform = xasprintf("--platform=%s", g->tier.runsc_platform);
     char *argv[] = {(char *)g->tier.runsc, root, platform, "--network=none", "do", "/bin/true", NULL};
+    /* `runsc do` writes its bundle in a fresh $TMPDIR/runsc-do* and leaves
+     * it there: its TMPDIR is this check's own folder, removed below. */
+    cleanup_free char *tmpdir = xasprintf("TMPDIR=%s", dir);
+    char *envp[] = {tmpdir, "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return ac_error(err, errno, "gVisor: mkdir `%s`", dir);
     int status = -1;
-    if (run_quietly(argv, 10000, &status, err) < 0)
-        return -1;
+    int r = run_quietly(argv, envp, 10000, &status, err);
     ac_error_t ignore = NULL;
-    if (remove_dir(root + strlen("--root="), 1, &ignore) < 0)
+    if (remove_dir(dir, 1, &ignore) < 0)
         ac_error_free(&ignore);
+    if (r < 0)
+        return -1;
     if (status != 0) {
         char how[32];
         snprintf(how, sizeof(how), status < 0 ? "did not finish in 10 s" : "exited %d", status);
