@@ -5,7 +5,9 @@
  * no_new_privs, with which any task may load a filter. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -245,5 +247,104 @@ TEST(tier1_to_3_filters_allow_ip_but_not_raw)
         CHECK_EQ_INT(r[P_INET6_DGRAM], 0);
         /* every refusal went through the listener, and only refusals */
         CHECK_EQ_INT(answered, REFUSED_PROBES);
+    }
+}
+
+/* The kernel's seccomp action cache (5.11+): when a filter is loaded, the
+ * kernel walks it once per syscall number with only nr and arch known;
+ * where that walk reaches RET ALLOW without loading anything else
+ * (arguments, instruction_pointer) the syscall is marked allowed, and from
+ * then on it never runs the BPF of this filter or of any under it. What a
+ * tier filter costs a hot syscall depends on this, so each filter is walked
+ * here the way the kernel does (only the instructions it can follow; any
+ * other ends the walk as not cacheable). */
+enum walk { WALK_ALLOW, WALK_REFUSE, WALK_READS_DATA };
+
+static enum walk const_walk(const struct sock_filter *f, unsigned len, unsigned nr, unsigned arch, bool *read_ip)
+{
+    unsigned a = 0;
+    for (unsigned pc = 0; pc < len; pc++) {
+        const struct sock_filter *in = &f[pc];
+        switch (in->code) {
+        case BPF_LD | BPF_W | BPF_ABS:
+            if (in->k == offsetof(struct seccomp_data, nr))
+                a = nr;
+            else if (in->k == offsetof(struct seccomp_data, arch))
+                a = arch;
+            else {
+                *read_ip |= in->k >= offsetof(struct seccomp_data, instruction_pointer) &&
+                            in->k < offsetof(struct seccomp_data, args);
+                return WALK_READS_DATA;
+            }
+            break;
+        case BPF_RET | BPF_K:
+            return in->k == SECCOMP_RET_ALLOW ? WALK_ALLOW : WALK_REFUSE;
+        case BPF_JMP | BPF_JA:
+            pc += in->k;
+            break;
+        case BPF_JMP | BPF_JEQ | BPF_K:
+            pc += a == in->k ? in->jt : in->jf;
+            break;
+        case BPF_JMP | BPF_JGE | BPF_K:
+            pc += a >= in->k ? in->jt : in->jf;
+            break;
+        case BPF_JMP | BPF_JGT | BPF_K:
+            pc += a > in->k ? in->jt : in->jf;
+            break;
+        case BPF_JMP | BPF_JSET | BPF_K:
+            pc += (a & in->k) ? in->jt : in->jf;
+            break;
+        case BPF_ALU | BPF_AND | BPF_K:
+            a &= in->k;
+            break;
+        default:
+            return WALK_READS_DATA; /* an instruction the kernel's walk does not follow */
+        }
+    }
+    return WALK_REFUSE; /* ran off the end: the kernel rejects such a filter anyway */
+}
+
+/* x86_64 syscall numbers go up to ~470 today; 1024 leaves room */
+#define WALK_NRS 1024
+
+TEST(filters_leave_hot_syscalls_to_the_action_cache)
+{
+    /* the only syscalls whose rules look at an argument (syscalls.list):
+     * every other allowed one is cached */
+    static const int arg_checked[] = {SYS_socket, SYS_clone, SYS_personality, SYS_unshare, SYS_seccomp};
+    static const int hot[] = {SYS_getppid, SYS_getpid, SYS_read, SYS_write, SYS_pread64, SYS_openat, SYS_close,
+                              SYS_fstat, SYS_newfstatat, SYS_statx, SYS_lseek, SYS_fcntl, SYS_ioctl, SYS_mmap,
+                              SYS_munmap, SYS_mprotect, SYS_madvise, SYS_brk, SYS_futex, SYS_rt_sigprocmask,
+                              SYS_clock_gettime, SYS_wait4, SYS_poll, SYS_ppoll, SYS_epoll_wait, SYS_sched_yield,
+                              SYS_getrandom, SYS_execve};
+    for (int t = 0; t < 4; t++) {
+        for (int notify = 0; notify < 2; notify++) {
+            const struct sock_filter *insns = notify ? tier_filters[t].notify_insns : tier_filters[t].insns;
+            unsigned len = notify ? tier_filters[t].notify_len : tier_filters[t].len;
+            bool read_ip = false;
+            int allowed = 0;
+            for (unsigned nr = 0; nr < WALK_NRS; nr++) {
+                enum walk w = const_walk(insns, len, nr, AUDIT_ARCH_X86_64, &read_ip);
+                bool expect_args = false;
+                for (size_t i = 0; i < sizeof(arg_checked) / sizeof(arg_checked[0]); i++)
+                    expect_args |= (int)nr == arg_checked[i];
+                /* tier 0 allows socketpair for AF_UNIX only */
+                expect_args |= t == 0 && nr == SYS_socketpair;
+                if (expect_args != (w == WALK_READS_DATA))
+                    testlib_fail(__FILE__, __LINE__, "tier %d %s: syscall %u %s its arguments", t,
+                                 notify ? "notify" : "eperm", nr, expect_args ? "does not read" : "reads");
+                allowed += w == WALK_ALLOW;
+                /* x32 numbers (bit 30) and other ABIs are refused as constants */
+                CHECK(const_walk(insns, len, nr | 0x40000000u, AUDIT_ARCH_X86_64, &read_ip) == WALK_REFUSE);
+                CHECK(const_walk(insns, len, nr, AUDIT_ARCH_I386, &read_ip) == WALK_REFUSE);
+            }
+            for (size_t i = 0; i < sizeof(hot) / sizeof(hot[0]); i++)
+                if (const_walk(insns, len, (unsigned)hot[i], AUDIT_ARCH_X86_64, &read_ip) != WALK_ALLOW)
+                    testlib_fail(__FILE__, __LINE__, "tier %d: hot syscall %d not cached", t, hot[i]);
+            /* an allowlist of a few hundred; the cache holds them all */
+            CHECK(allowed > 250);
+            /* where a path loads data, it is an argument, never the caller's address */
+            CHECK(!read_ip);
+        }
     }
 }
