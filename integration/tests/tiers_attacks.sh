@@ -312,6 +312,36 @@ test_forbidden_syscalls() {
     return 0
 }
 
+# One filter per tier (issue 20): the tier's listener variant alone, and the
+# config's own profile under it when the config brings one (as engines do);
+# every filter on a task costs each syscall the kernel's seccomp entry path
+# (docs/tiers.md), so nothing else is stacked. A refusal still reaches the
+# watchdog through the stack and is counted.
+test_tier_filters_stacked() {
+    local script='grep -E "^Seccomp(_filters)?:" /proc/self/status | tr -s "\t" " "; /bin/probe syscall mount /tmp'
+    export AGENTCAGE_CONF="$T/agentcage.conf"
+    echo "max-denials = 0" > "$AGENTCAGE_CONF"
+    sh_attack plain "$script"
+    assert_contains "$OUT" "Seccomp: 0" "plain: no filter ($OUT)"
+    local t
+    for t in 0 1 2 3; do
+        sh_attack $t "$script"
+        assert_contains "$OUT" "Seccomp_filters: 1" "tier $t: one filter ($OUT)"
+        assert_contains "$OUT" EPERM "tier $t: mount refused ($OUT)"
+    done
+    # the count shows the tier's filter answered (without CAP_SYS_ADMIN the
+    # kernel itself would say EPERM too, uncounted)
+    ATTACK_CFG=('.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", architectures: ["SCMP_ARCH_X86_64"], syscalls: [{names: ["kexec_load"], action: "SCMP_ACT_ERRNO"}]}')
+    sh_attack plain "$script"
+    assert_contains "$OUT" "Seccomp_filters: 1" "plain with a profile: its filter ($OUT)"
+    sh_attack 1 "$script"
+    assert_contains "$OUT" "Seccomp_filters: 2" "tier 1 with a profile: the config's and the tier's ($OUT)"
+    assert_contains "$OUT" EPERM "tier 1 with a profile: mount refused ($OUT)"
+    grep -F "\"event\":\"container-exited\",\"id\":\"$CID\"" "$T/state/audit.jsonl" | grep -qF '"seccompDenials":1,' ||
+        fail "tier 1 with a profile: the refusal counted: $(grep -F "\"id\":\"$CID\"" "$T/state/audit.jsonl" | tail -1)"
+    return 0
+}
+
 test_tier0_no_inet_sockets() {
     local script='/bin/probe socket inet stream; /bin/probe socket inet dgram; /bin/probe socket inet6 stream; /bin/probe socket unix stream'
     attack plain /bin/sh -c "$script"
