@@ -767,10 +767,12 @@ def report(b, quick):
         base = sc.get("agentcage", {}).get("getppid_ns", float("nan"))
         for v, s in sc.items():
             label = {"agentcage": "agentcage, no filter", "runc": "runc, no filter", "crun": "crun, no filter"}.get(v, v)
-            if v.startswith("t"):
-                label = f"agentcage tier {v[1]} filter"
             if v.endswith("-docker"):
                 label = f"{v.split('-')[0]}, Docker default profile"
+            if v.startswith("t"):
+                label = f"agentcage tier {v[1]} filter"
+                if v.endswith("-docker"):
+                    label += " + Docker default profile (two filters, as under an engine)"
             if v.endswith("-minimal"):
                 label = f"{v.split('-')[0]}, minimal filter (allow all but kexec_load)"
             L.append(f"| {label} | {fmt(s['getppid_ns'])} | {ratio(s['getppid_ns'], base)} | {s['n']} |")
@@ -881,8 +883,15 @@ def report(b, quick):
                px["rss_kib_per_ctr"] <= 1024)
     if sc and "t1" in sc and "agentcage" in sc:
         r = sc["t1"]["getppid_ns"] / sc["agentcage"]["getppid_ns"]
-        target("getppid under tier-1 filter <= 1.1x no filter" + ("" if b.tier_active else " (tier mapping not active)"),
-               f"{r:.2f}x", r <= 1.1)
+        na = "" if b.tier_active else " (tier mapping not active)"
+        target("getppid under tier-1 filter <= 1.05x no filter" + na, f"{r:.2f}x", r <= 1.05)
+        # what a filter can reach on this kernel: any filter at all takes
+        # every syscall through seccomp's entry path (see docs/tiers.md)
+        if "agentcage-minimal" in sc:
+            m = sc["t1"]["getppid_ns"] / sc["agentcage-minimal"]["getppid_ns"]
+            target("getppid under tier-1 filter <= 1.05x the minimal filter (the floor of any filter)" + na,
+                   f"{m:.2f}x (the minimal filter {sc['agentcage-minimal']['getppid_ns'] / sc['agentcage']['getppid_ns']:.2f}x no filter)",
+                   m <= 1.05)
     if gv.get("runsc") and gv.get("g1"):
         r = gv["g1"]["run"]["wall_ms"] / gv["runsc"]["run"]["wall_ms"]
         target("tier 1 under gVisor run wall <= 1.05x runsc alone", f"{r:.2f}x", r <= 1.05)
@@ -933,7 +942,7 @@ def main():
         if "5" in only:
             b.bench_alive(plain + tiers, 10 if a.quick else 100)
         if "6" in only:
-            docker = ["runc-docker", "crun-docker", "agentcage-docker"] if b.docker_seccomp else []
+            docker = ["runc-docker", "crun-docker", "agentcage-docker", "t1-docker"] if b.docker_seccomp else []
             if not docker:
                 b.notes.append("no Docker config.json given: Docker-profile rows skipped")
             b.bench_syscalls(plain + tiers + docker + ["agentcage-minimal"],
