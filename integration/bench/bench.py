@@ -533,7 +533,9 @@ class Bench:
                 else:
                     self.failures += 1
                     log(f"  {v}: sysbench failed rc {cp.returncode}: {cp.stderr.strip()[-200:]}")
-        self.results["syscalls"] = {v: {"getppid_ns": median(x), "n": len(x)} for v, x in res.items()}
+        # the best sample too: load on a shared machine only ever adds time
+        self.results["syscalls"] = {v: {"getppid_ns": median(x), "best_ns": min(x) if x else float("nan"),
+                                        "n": len(x)} for v, x in res.items()}
 
     # ---- clean-up -------------------------------------------------------
     # ---- 7: a download through the egress proxy ------------------------
@@ -760,11 +762,12 @@ def report(b, quick):
     sc = R.get("syscalls", {})
     if sc:
         L.append("")
-        L.append("### 6. getppid() inside the container (static probe, best of 3 rounds per sample, median of samples)")
+        L.append("### 6. getppid() inside the container (static probe, best of 3 rounds per sample; median and best of the samples)")
         L.append("")
-        L.append("| runtime / filter | ns per call | / agentcage no filter | samples |")
-        L.append("|---|---|---|---|")
+        L.append("| runtime / filter | ns per call | / agentcage no filter | best sample ns | / agentcage no filter | samples |")
+        L.append("|---|---|---|---|---|---|")
         base = sc.get("agentcage", {}).get("getppid_ns", float("nan"))
+        best = sc.get("agentcage", {}).get("best_ns", float("nan"))
         for v, s in sc.items():
             label = {"agentcage": "agentcage, no filter", "runc": "runc, no filter", "crun": "crun, no filter"}.get(v, v)
             if v.endswith("-docker"):
@@ -775,7 +778,8 @@ def report(b, quick):
                     label += " + Docker default profile (two filters, as under an engine)"
             if v.endswith("-minimal"):
                 label = f"{v.split('-')[0]}, minimal filter (allow all but kexec_load)"
-            L.append(f"| {label} | {fmt(s['getppid_ns'])} | {ratio(s['getppid_ns'], base)} | {s['n']} |")
+            L.append(f"| {label} | {fmt(s['getppid_ns'])} | {ratio(s['getppid_ns'], base)} | {fmt(s['best_ns'])} | "
+                     f"{ratio(s['best_ns'], best)} | {s['n']} |")
 
     gv, gva = R.get("gvisor", {}), R.get("gvisor_alive", {})
     if gv:
