@@ -115,7 +115,8 @@ $(INSTALL_ENGINE_BIN): scripts/install-engine.sh
 	@mkdir -p $(dir $@)
 	install -m 755 $< $@
 
-$(WATCHDOG_BIN): runtime/watchdog/watchdog.c runtime/linux/landlock_abi.h $(BUILD)/gen/watchdog_filter.h
+$(WATCHDOG_BIN): runtime/watchdog/watchdog.c runtime/watchdog/landlock_records.h runtime/linux/landlock_abi.h \
+		$(BUILD)/gen/watchdog_filter.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -Os -Wall -Wextra -static -nostdlib -fno-stack-protector -fno-builtin \
 		-fcf-protection=none -ffreestanding -Wl,--gc-sections -Wl,--build-id=none -I. -I$(BUILD)/gen -o $@ $<

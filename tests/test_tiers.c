@@ -594,7 +594,7 @@ TEST(tier_egress_and_denials_within_the_operators)
     static const char *const bad[][2] = {{"egress.allow-cidr", "10.0.0.1/8"}, {"egress.ask", "1"},
                                          {"egress.ask-timeout", "0s"}, {"egress.deep-wildcards", "yes"},
                                          {"egress.max-rate", "0"},       {"egress.max-bytes", "lots"},
-                                         {"max-denials", "-1"}};
+                                         {"max-denials", "-1"},          {"kernel-audit", "on"}};
     for (size_t i = 0; i < N_CASES(bad); i++) {
         if (tier_operator_set(&op, bad[i][0], bad[i][1], &err) != -1)
             FAIL("%s=%s accepted", bad[i][0], bad[i][1]);
@@ -609,6 +609,9 @@ TEST(tier_egress_and_denials_within_the_operators)
     CHECK_EQ_INT(op.egress_max_rate, 10 << 20);
     CHECK_EQ_INT(tier_operator_set(&op, "egress.max-bytes", "2g", &err), 1);
     CHECK_EQ_INT(op.egress_max_bytes == (int64_t)2 << 30, 1);
+    CHECK_EQ_INT(op.kernel_audit, 0); /* the host's audit is the operator's to turn on */
+    CHECK_EQ_INT(tier_operator_set(&op, "kernel-audit", "true", &err), 1);
+    CHECK_EQ_INT(op.kernel_audit, 1);
 }
 
 TEST(tier_refuses_host_sysctls)

@@ -276,6 +276,9 @@ int tier_operator_set(struct tier_operator *op, const char *name, const char *va
         if (parse_uint64(value, &u) < 0 || u > INT32_MAX)
             return ac_error(err, 0, "max-denials: expected a number (0: never kill), got `%s`", value);
         op->max_denials = (int64_t)u;
+    } else if (strcmp(name, "kernel-audit") == 0) {
+        if (parse_bool(name, value, &op->kernel_audit, err) < 0)
+            return -1;
     } else if (strcmp(name, "max-timeout") == 0) {
         if (parse_positive(tier_parse_duration, value, &n) < 0)
             return ac_error(err, 0, "--max-timeout: expected a duration like 30s, 5m or 1h, got `%s`", value);

@@ -63,7 +63,9 @@ struct tier_operator {
     const char *bind_changes;  /* writable binds: copy-back (default), review, or direct (uncapped) */
     struct tier_credential credentials[TIER_MAX_CREDENTIALS];
     size_t n_credentials;
-    int64_t max_denials;       /* denials (seccomp, the egress proxy) before the watchdog kills; 0: never */
+    int64_t max_denials;       /* denials (seccomp, Landlock, the egress proxy) before the kill; 0: never */
+    bool kernel_audit;         /* kernel-audit: the runtime may turn the kernel's audit on (for Landlock's
+                                  refusals to be counted); default false */
     const char *egress_allow_cidr; /* egress.allow-cidr: addresses the proxy may reach though special */
     bool egress_ask;           /* egress.ask: io.agentcage.egress-ask may hold requests for the operator */
     int64_t egress_ask_timeout_ms; /* egress.ask-timeout: how long a held request waits */
@@ -90,7 +92,7 @@ const char *tier_hooks_dir(const struct tier_operator *op);
  * "allowed-tiers", "max-memory", "max-cpus", "max-pids", "max-timeout",
  * "max-workspace", "audit-log", "approvals-dir", "helpers-dir", "hooks-dir",
  * "allowed-hooks", "bind-roots", ...), or a setting of agentcage.conf only
- * ("max-denials", "egress.allow-cidr", "egress.ask", "egress.ask-timeout",
+ * ("max-denials", "kernel-audit", "egress.allow-cidr", "egress.ask", "egress.ask-timeout",
  * "egress.deep-wildcards"). Returns 1 when name is a tier setting and was
  * applied, 0 when it is not one, -1 on a bad value (err names the setting). */
 int tier_operator_set(struct tier_operator *op, const char *name, const char *value, ac_error_t *err);

@@ -59,7 +59,17 @@ test_check_reports_this_host() {
     assert_match "$OUT" "^cgroups: yes - $want_mode;" "text: cgroups"
     assert_contains "$OUT" "landlock: yes - ABI $want_abi" "text: landlock"
     assert_contains "$OUT" "tier 3 (irreversible): enforceable" "text: tier 3"
+    # Landlock's refusals are counted only while the kernel's audit is on
+    # (a host-wide switch this check reads and leaves alone)
+    local audit; audit="$("$PYTHON3" "$IT_DIR/helpers/kernel_audit.py" get)"
+    if [ "$want_abi" -ge 7 ] && [ "$audit" != 0 ]; then
+        assert_contains "$OUT" "landlock denials: yes - counted: the kernel's audit is on" "text: landlock denials"
+    else
+        assert_contains "$OUT" "landlock denials: no - not counted: " "text: landlock denials"
+    fi
+    # no tier needs it: a report, not something missing
     assert_contains "$OUT" "missing: nothing" "text: missing"
+    assert_eq "$("$PYTHON3" "$IT_DIR/helpers/kernel_audit.py" get)" "$audit" "the kernel's audit left as it was"
     # it changed nothing: no mount left, no namespace
     assert_fails "$RUNTIME" check --frobnicate
     assert_contains "$OUT" "check: unknown flag \`--frobnicate\`"

@@ -181,3 +181,72 @@ test_watchdog_stays_small_while_counting() {
     ok trt delete --force "$CID"
     has "$(record_of container-exited)" '"denials":510,"seccompDenials":510,'
 }
+
+# Landlock's refusals count in the same counter (tiers 1-3). The kernel
+# reports them to its audit only, and only while audit is enabled, a
+# host-wide switch: the test lets the runtime turn it on (the operator's
+# kernel-audit = true) and puts back what it found however the test ends,
+# so no other test's refusals go to the kernel's log. The loop opens
+# /proc/self/comm for writing (nothing written), on a writable mount but
+# outside the tier's Landlock paths: a plain container may, a tier-1 one is
+# refused by Landlock each time.
+AUDIT_SWITCH="$IT_DIR/helpers/kernel_audit.py"
+audit_put_back() { [ -z "${AUDIT_WAS:-}" ] || "$PYTHON3" "$AUDIT_SWITCH" set "$AUDIT_WAS"; }
+test_landlock_denials_kill_at_the_limit() {
+    local abi; abi="$("$PYTHON3" -c 'import ctypes; print(max(0, ctypes.CDLL(None).syscall(444, None, 0, 1)))')"
+    [ "$abi" -ge 7 ] || return 0 # the kernel reports Landlock's refusals from ABI 7 (Linux 6.15) on
+    AUDIT_WAS="$("$PYTHON3" "$AUDIT_SWITCH" get)" || fail "read the kernel's audit switch"
+    [ "$AUDIT_WAS" == 2 ] && AUDIT_WAS="" # locked on: nothing to put back
+    trap audit_put_back EXIT
+    trap 'exit 143' TERM
+    local loop='i=0; while [ $i -lt ${N:-30} ]; do /bin/probe open-w /proc/self/comm > /dev/null; i=$((i + 1)); done
+        echo survived'
+    # plain: every open works, nothing counts or kills
+    attack plain /bin/sh -c "$loop"
+    assert_eq "$OUT" survived "a plain container writes its tmpfs"
+    # audit off: refused by Landlock, not counted (audit is what reports it)
+    if [ "$AUDIT_WAS" == 0 ]; then
+        sh_attack 1 "$loop"
+        assert_eq "$OUT" survived "tier 1, audit off"
+        has "$(record_of container-exited)" '"cause":"exited"' '"landlockDenials":0'
+    fi
+    # the operator's kernel-audit = true: the runtime turns audit on; with
+    # no limit every refusal is counted
+    export AGENTCAGE_CONF="$T/agentcage.conf"
+    printf 'max-denials = 0\nkernel-audit = true\n' > "$AGENTCAGE_CONF"
+    sh_attack 1 "$loop"
+    assert_eq "$OUT" survived "30 refused writes, no limit"
+    [ "$("$PYTHON3" "$AUDIT_SWITCH" get)" != 0 ] || fail "kernel-audit = true left the kernel's audit off"
+    has "$(record_of container-exited)" '"cause":"exited","exitStatus":0' \
+        '"denials":30,"seccompDenials":0,"egressDenials":0,"landlockDenials":30'
+    ok trt check
+    assert_contains "$OUT" "landlock denials: yes - counted: the kernel's audit is on"
+    # the default ceiling and a tighter annotation: killed at the 5th
+    printf 'kernel-audit = true\n' > "$AGENTCAGE_CONF"
+    ATTACK_ANN='{"io.agentcage.max-denials": "5"}'
+    sh_attack 1 "N=100000; $loop"
+    assert_eq "$RC" 137 "the container killed ($OUT)"
+    assert_not_contains "$OUT" survived
+    has "$(record_of denial-kill)" '"denials":5,"limit":5,"source":"landlock","result":"killed","last":[{"seq":1,' \
+        '"source":"landlock","blockers":"fs.write_file","object":"path=\"/proc/' 'comm\" dev=\"proc\" ino='
+    has "$(record_of container-exited)" '"cause":"denial-kill","signal":"KILL",' '"landlockDenials":5'
+    # an exec'd process has a Landlock domain of its own: it counts too
+    started 1 '{"io.agentcage.max-denials": "3"}' /bin/sleep 60
+    OUT="$(trt exec "$CID" /bin/sh -c '/bin/probe open-w /proc/self/comm; /bin/probe open-w /proc/1/comm' 2>&1 < /dev/null)"
+    assert_eq "$(echo $OUT)" "EACCES EACCES" "refused in an exec"
+    OUT="$(trt exec "$CID" /bin/sh -c 'while :; do /bin/probe open-w /proc/self/comm > /dev/null; done' 2>&1 < /dev/null)"
+    RC=$?
+    assert_eq "$RC" 137 "the exec at the third denial ($OUT)"
+    wait_status "$CID" stopped 5
+    ok trt delete "$CID"
+    has "$(record_of denial-kill)" '"denials":3,"limit":3,"source":"landlock"'
+    # put back: from here on the kernel reports no refusal (nothing counted)
+    audit_put_back
+    if [ "$AUDIT_WAS" == 0 ]; then
+        printf 'max-denials = 0\n' > "$AGENTCAGE_CONF"
+        ATTACK_ANN='{}'
+        sh_attack 1 "$loop"
+        has "$(record_of container-exited)" '"cause":"exited"' '"landlockDenials":0'
+    fi
+    ok "$REPO_DIR/agentcage" audit verify "$AUDIT"
+}

@@ -18,6 +18,7 @@
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/cli/commands.h"
 #include "runtime/linux/host_probe.h"
+#include "runtime/linux/kernel_audit.h"
 #include "runtime/linux/landlock.h"
 #include "runtime/linux/rootless.h"
 #include "runtime/util/build_info.h"
@@ -34,7 +35,7 @@ struct finding {
     unsigned tiers; /* bit n: tier n needs it */
 };
 
-#define MAX_FINDINGS 16
+#define MAX_FINDINGS 20
 struct report {
     struct finding f[MAX_FINDINGS];
     size_t n;
@@ -135,6 +136,37 @@ static struct probe approvals(const struct global_opts *g)
     return yes(xstrdup(dir));
 }
 
+/* Whether the watchdog can count Landlock's refusals: the kernel reports
+ * them (ABI 7) to its audit alone, and only while audit is enabled. The
+ * multicast socket is joined and left, the state only read. */
+static struct probe landlock_denials(const struct global_opts *g, int abi)
+{
+    if (abi < 7)
+        return no(xasprintf("not counted: Landlock ABI %d reports no refusals (ABI 7, Linux 6.15, does)", abi));
+    if (g->is_rootless)
+        return no(xstrdup("not counted: reading the kernel's audit takes CAP_AUDIT_READ in the host's user namespace"));
+    const char *why = kernel_audit_unreachable();
+    if (why)
+        return no(xasprintf("not counted: %s", why));
+    ac_error_t e = NULL;
+    int fd = kernel_audit_reader(&e);
+    int on = fd < 0 ? -1 : kernel_audit_state(&e);
+    if (fd >= 0)
+        close(fd);
+    if (on < 0) {
+        cleanup_free char *msg = ac_error_string(e);
+        ac_error_free(&e);
+        return no(xasprintf("not counted: %s", msg));
+    }
+    if (on == 0 && g->tier.kernel_audit)
+        return yes(xstrdup("counted: the kernel's audit is off; a tiered container's start turns it on "
+                           "(kernel-audit = true)"));
+    if (on == 0)
+        return no(xstrdup("not counted: the kernel's audit is off, and Landlock reports refusals only while it is "
+                          "on (auditctl -e 1, audit=1 at boot, or kernel-audit = true in agentcage.conf)"));
+    return yes(xstrdup(on == 2 ? "counted: the kernel's audit is on (locked)" : "counted: the kernel's audit is on"));
+}
+
 static void probe_host(const struct global_opts *g, struct report *r)
 {
     static const char *const tier_ns[] = {"mnt", "pid", "ipc", "uts", "net", "cgroup", NULL};
@@ -144,6 +176,7 @@ static void probe_host(const struct global_opts *g, struct report *r)
     int abi = landlock_abi();
     add(r, "landlock", abi > 0 ? yes(xasprintf("ABI %d", abi)) : no(xstrdup("no Landlock (not built, or not in lsm=)")),
         T_ALL);
+    add(r, "landlock denials", landlock_denials(g, abi), T_NONE);
     add(r, "seccomp filters", probe_seccomp_filter(), T_ALL);
     add(r, "seccomp notify", probe_seccomp_notify(), T_NONE);
     add(r, "namespaces", probe_namespaces(tier_ns), T_ALL);

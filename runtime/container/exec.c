@@ -187,10 +187,12 @@ static bool same_namespace(pid_t pid, const char *name)
 }
 
 /* The exec'd process's tier listener (SCM_RIGHTS on sync_fd) to the
- * container's watchdog, on its socket in the state dir; the watchdog's
- * byte back says it holds it. Without it the process's refusals would go
- * unanswered: the exec fails instead. */
-static int watchdog_take_listener(const struct global_opts *g, const char *id, int sync_fd, ac_error_t *err)
+ * container's watchdog, on its socket in the state dir, with the process's
+ * pid (it made its own Landlock domain, whose audit records name it); the
+ * watchdog's byte back says it holds it. Without it the process's refusals
+ * would go unanswered: the exec fails instead. */
+static int watchdog_take_listener(const struct global_opts *g, const char *id, pid_t child, int sync_fd,
+                                  ac_error_t *err)
 {
     cleanup_close int fd = recv_fd(sync_fd);
     if (fd < 0)
@@ -201,9 +203,10 @@ static int watchdog_take_listener(const struct global_opts *g, const char *id, i
     snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dirfd, WATCHDOG_SOCKET);
     cleanup_close int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct timeval tv = {.tv_sec = 5};
-    char ack = 0;
+    char ack = 0, name[16];
+    snprintf(name, sizeof(name), "n%d", (int)child);
     if (dirfd < 0 || sock < 0 || setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-        connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0 || send_fd(sock, fd, "n") < 0 ||
+        connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0 || send_fd(sock, fd, name) < 0 ||
         read(sock, &ack, 1) != 1 || ack != 'A')
         return ac_error(err, errno, "exec: the container's watchdog does not take the process's seccomp listener");
     return sync_send(sync_fd, SYNC_SECCOMP_DONE, NULL, 0) < 0 ? ac_error(err, errno, "exec: sync") : 0;
@@ -351,7 +354,7 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
             cleanup_free char *state = state_oci_json(st, status, false);
             if (seccomp_listener_forward(sync_fds[0], c.seccomp, state, err) < 0)
                 goto out_kill;
-        } else if (watchdog_take_listener(g, id, sync_fds[0], err) < 0) {
+        } else if (watchdog_take_listener(g, id, child, sync_fds[0], err) < 0) {
             goto out_kill;
         }
         free(msg);

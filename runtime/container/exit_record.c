@@ -3,8 +3,8 @@
  *   - the watchdog's markers in the state dir: `exit` (its wall time and,
  *     once the engine's shim had reaped the init, its exit status) and
  *     `timeout` (it killed the container at the wall-clock limit);
- *   - the denials counter (denials.c): how many syscalls and egress
- *     requests were refused, whether that killed the container and the last
+ *   - the denials counter (denials.c): how many syscalls, file accesses
+ *     (Landlock) and egress requests were refused, whether that killed the container and the last
  *     of them, and the bytes through the egress proxy;
  *   - the cgroup, before it goes: OOM kills and peak memory.
  * Records: `timeout-kill`, `denial-kill` (when the watchdog killed; the
@@ -56,7 +56,10 @@ static long long marker_number(const char *members, const char *key)
 
 static const char *source_name(uint32_t source)
 {
-    return source == DENIAL_SECCOMP ? "seccomp" : source == DENIAL_EGRESS ? "egress" : "?";
+    return source == DENIAL_SECCOMP    ? "seccomp"
+           : source == DENIAL_EGRESS   ? "egress"
+           : source == DENIAL_LANDLOCK ? "landlock"
+                                       : "?";
 }
 
 /* The last denials, oldest first, as a JSON array. */
@@ -74,6 +77,13 @@ static char *last_denials_json(const struct denials_counter *c)
             cleanup_free char *jname = audit_json_string(name ? name : "?");
             free(name);
             what = xasprintf("\"syscall\":%s,\"nr\":%d,\"pid\":%d", jname, d->nr, d->pid);
+        } else if (d->source == DENIAL_LANDLOCK) {
+            /* the kernel's "RIGHT[,RIGHT] OBJECT": fs.make_reg path="/etc" dev="vda" ino=12 */
+            size_t n = strcspn(d->text, " ");
+            cleanup_free char *rights = strndup(d->text, n);
+            cleanup_free char *jrights = audit_json_string(rights);
+            cleanup_free char *jobject = audit_json_string(d->text[n] ? d->text + n + 1 : "");
+            what = xasprintf("\"blockers\":%s,\"object\":%s", jrights, jobject);
         } else {
             cleanup_free char *jtext = audit_json_string(d->text);
             what = xasprintf("\"request\":%s", jtext);
@@ -120,11 +130,12 @@ void container_audit_end(const struct global_opts *g, const struct container_sta
     struct denials_bytes b;
     bool have_counts = denials_file_read(dir, &c, &b);
     bool denial_kill = have_counts && c.killed_by != 0;
-    if (have_counts && c.killed_by == DENIAL_SECCOMP) {
+    /* the watchdog's kills (the proxy audits its own) */
+    if (have_counts && (c.killed_by == DENIAL_SECCOMP || c.killed_by == DENIAL_LANDLOCK)) {
         cleanup_free char *last = last_denials_json(&c);
-        cleanup_free char *members = xasprintf("\"denials\":%llu,\"limit\":%u,\"source\":\"seccomp\",\"result\":"
+        cleanup_free char *members = xasprintf("\"denials\":%llu,\"limit\":%u,\"source\":\"%s\",\"result\":"
                                                "\"killed\",\"last\":%s",
-                                               (unsigned long long)c.count, c.limit, last);
+                                               (unsigned long long)c.count, c.limit, source_name(c.killed_by), last);
         ac_warn("container `%s` was killed after %llu denials (io.agentcage.max-denials)", st->id,
                 (unsigned long long)c.count);
         container_audit(g, "denial-kill", st->id, members);
@@ -149,10 +160,11 @@ void container_audit_end(const struct global_opts *g, const struct container_sta
     else
         snprintf(status, sizeof(status), "\"exitStatus\":%d", WEXITSTATUS((int)w));
     cleanup_free char *counts = have_counts ? xasprintf(",\"denials\":%llu,\"seccompDenials\":%llu,"
-                                                        "\"egressDenials\":%llu",
+                                                        "\"egressDenials\":%llu,\"landlockDenials\":%llu",
                                                         (unsigned long long)c.count,
                                                         (unsigned long long)c.by_source[DENIAL_SECCOMP],
-                                                        (unsigned long long)c.by_source[DENIAL_EGRESS])
+                                                        (unsigned long long)c.by_source[DENIAL_EGRESS],
+                                                        (unsigned long long)c.by_source[DENIAL_LANDLOCK])
                                             : xstrdup("");
     cleanup_free char *bytes = have_counts && st->tier >= 2
                                    ? xasprintf(",\"egressBytesOut\":%llu,\"egressBytesIn\":%llu",

@@ -21,6 +21,8 @@
 #include "runtime/container/container.h"
 #include "runtime/container/gvisor.h"
 #include "runtime/linux/hooks.h"
+#include "runtime/linux/kernel_audit.h"
+#include "runtime/linux/landlock.h"
 #include "runtime/linux/userns.h"
 #include "runtime/util/helpers.h"
 #include "runtime/util/utils.h"
@@ -98,7 +100,8 @@ static int termination_message_fd(const struct global_opts *g, const struct cont
  * if the engine gave one, fd 6 the denials counter, fd 7 the listener of
  * the init's tier seccomp filter (taken from the init, which waits for us
  * on the exec fifo, with pidfd_getfd), fd 8 the socket on which exec hands
- * over its processes' listeners; stdio on /dev/null and nothing else, and
+ * over its processes' listeners, fd 9 the kernel's audit multicast for
+ * Landlock's refusals; stdio on /dev/null and nothing else, and
  * record its pid and start time in st. posix_spawn (a vfork underneath)
  * returns once the watchdog has exec'd, or with the exec's error: no copy
  * of the runtime, no report pipe. Once we exit, it is reparented like any
@@ -168,6 +171,38 @@ static int take_init_listener(int pidfd, const struct container_state *st, ac_er
     return fd;
 }
 
+/* fd 9 of the watchdog: the kernel's audit multicast, where Landlock (ABI
+ * 7) reports the container's refusals at tiers 1-3 while audit is enabled
+ * (kernel_audit.h); -1 when they cannot be read here. Audit off is no
+ * reason to go without: the operator may turn it on while the container
+ * runs. The runtime turns it on only when agentcage.conf says
+ * `kernel-audit = true`. */
+static int landlock_audit_fd(const struct global_opts *g, const struct container_state *st)
+{
+    if (st->tier < 1 || st->gvisor || landlock_abi() < 7)
+        return -1;
+    const char *why = kernel_audit_unreachable();
+    if (why) {
+        ac_debug("tier %d: Landlock's refusals are not counted: %s", st->tier, why);
+        return -1;
+    }
+    ac_error_t e = NULL;
+    if (g->tier.kernel_audit && kernel_audit_state(&e) == 0 && kernel_audit_enable(&e) == 0)
+        ac_debug("kernel-audit = true: the kernel's audit turned on, for Landlock's refusals to be counted");
+    if (e) {
+        cleanup_free char *msg = ac_error_string(e);
+        ac_warn("kernel-audit = true, but %s: Landlock's refusals are not counted", msg);
+        ac_error_free(&e);
+    }
+    int fd = kernel_audit_reader(&e);
+    if (fd < 0) {
+        cleanup_free char *msg = ac_error_string(e);
+        ac_debug("tier %d: Landlock's refusals are not counted: %s", st->tier, msg);
+        ac_error_free(&e);
+    }
+    return fd;
+}
+
 static int watchdog_spawn(const struct global_opts *g, struct container_state *st, ac_error_t *err)
 {
     cleanup_free char *path = helper_path(g->tier.helpers_dir, "agentcage-watchdog");
@@ -187,10 +222,11 @@ static int watchdog_spawn(const struct global_opts *g, struct container_state *s
         return -1;
     cleanup_close int denials = denials_file_open(dir);
     cleanup_close int message = termination_message_fd(g, st);
-    /* fd 3 ... 8 in the watchdog, each dup'd above them first, so the dup2s
+    cleanup_close int audit = landlock_audit_fd(g, st);
+    /* fd 3 ... 9 in the watchdog, each dup'd above them first, so the dup2s
      * below never meet their own target */
-    int want[6] = {pidfd, dirfd, message, denials, listener, sock}, high[6];
-    for (int i = 0; i < 6; i++)
+    int want[7] = {pidfd, dirfd, message, denials, listener, sock, audit}, high[7];
+    for (int i = 0; i < 7; i++)
         high[i] = want[i] >= 0 ? fcntl(want[i], F_DUPFD_CLOEXEC, 10) : -1;
     char ms[24];
     snprintf(ms, sizeof(ms), "%lld", st->timeout_ms);
@@ -206,16 +242,16 @@ static int watchdog_spawn(const struct global_opts *g, struct container_state *s
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
     for (int i = 0; i < 3; i++)
         posix_spawn_file_actions_addopen(&fa, i, "/dev/null", O_RDWR, 0);
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         if (high[i] >= 0)
             posix_spawn_file_actions_adddup2(&fa, high[i], 3 + i);
-    posix_spawn_file_actions_addclosefrom_np(&fa, 9);
+    posix_spawn_file_actions_addclosefrom_np(&fa, 10);
     posix_spawn_file_actions_addchdir_np(&fa, "/");
     pid_t wd = -1;
     int r = (high[0] < 0 || high[1] < 0) ? errno : posix_spawn(&wd, path, &fa, &attr, argv, empty_env);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         if (high[i] >= 0)
             close(high[i]);
     if (r != 0)

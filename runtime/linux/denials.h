@@ -5,7 +5,9 @@
  *     seccomp filter's notifications with EPERM;
  *   - the egress proxy's writer (hooks/egress_main.c), for the proxy's
  *     refusals; the runtime hands it the file's path in its hook's
- *     environment ($AGENTCAGE_DENIALS).
+ *     environment ($AGENTCAGE_DENIALS);
+ *   - the watchdog again for Landlock's refusals, which the kernel reports
+ *     to its audit subsystem only (the watchdog reads them there).
  * Whoever makes the count reach the limit (io.agentcage.max-denials) kills
  * the container, once (killed_by is set by compare-and-swap); delete reads
  * the file for the container's exit record and the last denials.
@@ -21,7 +23,7 @@
 #include <stdint.h>
 
 #define DENIALS_FILE "denials"
-#define DENIALS_MAGIC 0x31444341u /* "ACD1" */
+#define DENIALS_MAGIC 0x32444341u /* "ACD2": by_source grew with Landlock */
 #define DENIALS_PAGE 4096
 #define DENIALS_SIZE (2 * DENIALS_PAGE)
 #define DENIALS_RING 8
@@ -30,17 +32,19 @@
 enum denial_source {
     DENIAL_SECCOMP = 1, /* a syscall the tier's filter refuses */
     DENIAL_EGRESS = 2,  /* a request the egress proxy refuses */
-    DENIAL_SOURCES = 3,
+    DENIAL_LANDLOCK = 3, /* a file access (or TCP port) the tier's Landlock refuses */
+    DENIAL_SOURCES = 4,
 };
 
 struct denial {
     uint64_t seq;     /* the count this denial made (0: an empty slot) */
     uint64_t time_ms; /* CLOCK_REALTIME */
     uint32_t source;  /* enum denial_source */
-    int32_t pid;      /* the process (seccomp; in the watchdog's pid namespace) */
+    int32_t pid;      /* the process (seccomp; in the watchdog's pid namespace; 0: not known) */
     int32_t nr;       /* the syscall number (seccomp) */
     uint32_t arch;    /* its AUDIT_ARCH_* */
-    char text[DENIALS_TEXT]; /* the proxy's "host:port: reason" (NUL-terminated) */
+    char text[DENIALS_TEXT]; /* the proxy's "host:port: reason", Landlock's "blockers object"
+                                (NUL-terminated) */
 };
 
 struct denials_counter {

@@ -99,7 +99,14 @@ int landlock_restrict_writes(const char *rw_paths, int tier, ac_error_t *err)
     allow_stdio(ruleset, handled, tier);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         return ac_error(err, errno, "tier %d: prctl(PR_SET_NO_NEW_PRIVS)", tier);
-    if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
+    /* ABI 7: the container's refusals (after the execve that starts its
+     * program) go to the kernel's audit, where the watchdog counts them
+     * (tiers 1-3, as it counts seccomp's); the runtime's own steps up to
+     * that execve are not the container's and are not reported. */
+    unsigned flags = abi >= 7 ? AC_LANDLOCK_RESTRICT_SELF_LOG_SAME_EXEC_OFF : 0;
+    if (abi >= 7 && tier >= 1)
+        flags |= AC_LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON;
+    if (syscall(SYS_landlock_restrict_self, ruleset, flags) < 0)
         return ac_error(err, errno, "tier %d: Landlock: restrict the container", tier);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* Landlock's user-space ABI up to version 6, for installed kernel headers
+/* Landlock's user-space ABI up to version 7, for installed kernel headers
  * that may be older than the running kernel: the access rights and scopes
  * each version added, and the argument structures in their newest layout
  * (the kernel takes any prefix of them, given its size). Macros and types
@@ -26,6 +26,17 @@
 /* ABI 6: no abstract unix sockets or signals out of the domain */
 #define AC_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
 #define AC_LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+
+/* ABI 7: which refusals the kernel reports to its audit subsystem (only
+ * while audit is enabled). By default those of the process that made the
+ * domain until it calls execve, none after. */
+#define AC_LANDLOCK_RESTRICT_SELF_LOG_SAME_EXEC_OFF (1U << 0)
+#define AC_LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON (1U << 1)
+/* The audit records (linux/audit.h of Linux 6.15): a refusal, naming its
+ * domain; a domain, once before its first refusal (with the pid that made
+ * it) and once when it is freed. */
+#define AC_AUDIT_LANDLOCK_ACCESS 1423
+#define AC_AUDIT_LANDLOCK_DOMAIN 1424
 
 struct ac_landlock_ruleset_attr {
     __u64 handled_access_fs;

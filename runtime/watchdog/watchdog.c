@@ -11,6 +11,8 @@
  *                                        fd 8 (optional): a listening unix socket on which
  *                                        `agentcage exec` hands over the listeners of the
  *                                        processes it starts
+ *                                        fd 9 (optional): a netlink socket on the kernel's
+ *                                        audit multicast, Landlock's records only
  *
  * Started detached by `agentcage start` (own session, stdio on /dev/null,
  * no other fds), so it is a static program that does nothing but wait: it
@@ -21,6 +23,11 @@
  *     the egress proxy's writer); when the count reaches the container's
  *     limit it SIGKILLs the init (killed_by says why), with fd 5 writing why
  *     into that file first;
+ *   - counts the same way every refusal of the container's Landlock domain
+ *     the kernel reports to its audit (fd 9): the domain is the one whose
+ *     record names the init's pid, or the pid of a process exec handed a
+ *     listener over for (landlock_records.h); refused already, nothing to
+ *     answer;
  *   - on the wall-clock limit writes the marker `timeout` into the state dir
  *     (the runtime records it in the audit log at delete), and with fd 5 the
  *     reason, then sends SIGKILL to the init through the pidfd (the init of a
@@ -37,9 +44,10 @@
  * keeps CAP_KILL alone (the container's init may run as another uid), sets
  * no_new_privs, restricts itself with Landlock to writing files in the
  * state dir (no other file access, no TCP; fd 5 is open already, the
- * counter mapped) and loads a seccomp filter of the syscalls below (built by
- * filter_gen.c with libseccomp); anything else kills it. It allocates
- * nothing: an event is a few hundred bytes of stack. */
+ * counter mapped, fd 9 bound by the runtime, which has CAP_AUDIT_READ) and
+ * loads a seccomp filter of the syscalls below (built by filter_gen.c with
+ * libseccomp); anything else kills it. It allocates nothing: an event is a
+ * few hundred bytes of stack. */
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
@@ -55,6 +63,7 @@
 
 #include "runtime/linux/denials.h"
 #include "runtime/linux/landlock_abi.h"
+#include "runtime/watchdog/landlock_records.h"
 #include "watchdog_filter.h" /* generated: build/gen/ */
 
 /* No libc: static glibc's start-up alone touches over half a MiB, and this
@@ -123,7 +132,9 @@ static size_t str_len(const char *s)
 #define DENIALS_FD 6
 #define NOTIFY_FD 7
 #define EXEC_SOCKET_FD 8
+#define AUDIT_FD 9
 #define MAX_LISTENERS 16
+#define FIRST_LISTENER 3 /* fds[]: the pidfd, the exec socket, the audit socket, then the listeners */
 #define REAP_WAIT_MS 5000
 
 /* pidfd's exit information (linux/pidfd.h of Linux 6.15) */
@@ -149,6 +160,16 @@ struct wd_msghdr {
     size_t controllen;
     unsigned flags;
 };
+struct wd_sockaddr_nl {
+    uint16_t family, pad;
+    uint32_t pid; /* the sender: 0 is the kernel */
+    uint32_t groups;
+};
+struct wd_nlmsghdr {
+    uint32_t len;
+    uint16_t type, flags;
+    uint32_t seq, pid;
+};
 struct wd_cmsg_fd {
     size_t len;
     int level, type;
@@ -158,6 +179,8 @@ struct wd_cmsg_fd {
 #define WD_SOL_SOCKET 1
 #define WD_SCM_RIGHTS 1
 #define WD_MSG_CMSG_CLOEXEC 0x40000000
+#define WD_MSG_DONTWAIT 0x40
+#define ENOBUFS 105
 #define WD_SOCK_CLOEXEC 02000000
 
 static int64_t now_ms(void)
@@ -344,24 +367,28 @@ static int drop_privileges(void)
 /* ---- the listeners: the refusals of the tier's seccomp filters */
 
 static struct denials_counter *counter; /* the shared counter, or 0 */
-static struct pollfd fds[2 + MAX_LISTENERS]; /* the init's pidfd, the exec socket, the listeners */
-static int n_fds = 2;
+static struct pollfd fds[FIRST_LISTENER + MAX_LISTENERS];
+static int32_t fd_pid[FIRST_LISTENER + MAX_LISTENERS]; /* an exec'd listener's process; 0: the init's */
+static int n_fds = FIRST_LISTENER;
 
-static void add_listener(int fd)
+/* pid: the process that made its Landlock domain (an exec'd one), 0 for the init's */
+static void add_listener(int fd, int32_t pid)
 {
-    if (n_fds == 2 + MAX_LISTENERS) {
+    if (n_fds == FIRST_LISTENER + MAX_LISTENERS) {
         sys(SYS_close, fd, 0, 0, 0); /* its syscalls then fail with ENOSYS: refused, not counted */
         return;
     }
     fds[n_fds].fd = fd;
     fds[n_fds].events = POLLIN;
     fds[n_fds].revents = 0;
+    fd_pid[n_fds] = pid;
     n_fds++;
 }
 
 static void kill_for_denials(void)
 {
-    write_message("limit on denials (io.agentcage.max-denials)", counter->limit, " refused syscalls or requests\n");
+    write_message("limit on denials (io.agentcage.max-denials)", counter->limit,
+                  " refused syscalls, requests or file accesses\n");
     sys(SYS_pidfd_send_signal, PIDFD, SIGKILL, 0, 0);
 }
 
@@ -393,23 +420,142 @@ static void answer(int fd)
 }
 
 /* `agentcage exec` hands over the listener of the process it starts: one
- * fd (SCM_RIGHTS); one byte back says we hold it. */
+ * fd (SCM_RIGHTS) with "n" and that process's pid in decimal (it made its
+ * own Landlock domain); one byte back says we hold it. */
 static void take_listener(void)
 {
     long c = sys(SYS_accept4, EXEC_SOCKET_FD, 0, 0, WD_SOCK_CLOEXEC);
     if (c < 0)
         return;
-    char byte;
-    struct wd_iovec iov = {&byte, 1};
+    char msg[16];
+    struct wd_iovec iov = {msg, sizeof(msg)};
     struct wd_cmsg_fd cm;
     memset(&cm, 0, sizeof(cm));
     struct wd_msghdr mh = {0, 0, &iov, 1, &cm, sizeof(cm), 0};
     long n = sys(SYS_recvmsg, c, &mh, WD_MSG_CMSG_CLOEXEC, 0);
-    if (n == 1 && mh.controllen >= 20 && cm.level == WD_SOL_SOCKET && cm.type == WD_SCM_RIGHTS && cm.len == 20) {
-        add_listener(cm.fd);
+    const char *p = msg + 1;
+    int32_t pid = 0;
+    int named = n > 1 && n < (long)sizeof(msg) && msg[0] == 'n' && ll_dec(&p, msg + n, &pid) && p == msg + n && pid > 0;
+    if (named && mh.controllen >= 20 && cm.level == WD_SOL_SOCKET && cm.type == WD_SCM_RIGHTS && cm.len == 20) {
+        add_listener(cm.fd, pid);
         sys(SYS_write, c, "A", 1, 0);
+    } else if (mh.controllen >= 20 && cm.level == WD_SOL_SOCKET && cm.type == WD_SCM_RIGHTS) {
+        sys(SYS_close, cm.fd, 0, 0, 0);
     }
     sys(SYS_close, c, 0, 0, 0);
+}
+
+/* ---- Landlock's refusals, from the kernel's audit (fd 9)
+ *
+ * The socket gets every Landlock record of the host (a socket filter
+ * drops the other types). A refusal names its domain; the domain's
+ * record, which follows its first refusal, names the pid that made it: the
+ * init's, or an exec'd process's (while its listener is held). Those
+ * domains are ours; a refusal of one seen before its domain's record waits
+ * in a short list until that record comes. */
+#define MAX_DOMAINS (16 * (1 + MAX_LISTENERS)) /* Landlock stacks 16 layers at most per process */
+#define MAX_PENDING 4
+static int32_t init_pid;
+static uint64_t domains[MAX_DOMAINS]; /* 0: a free slot */
+static struct {
+    uint64_t domain, time_ms;
+    char text[DENIALS_TEXT];
+} pending[MAX_PENDING];
+static unsigned next_pending;
+static int64_t last_landlock_ms = -1000; /* CLOCK_BOOTTIME of the last refusal of ours */
+
+static int our_pid(int32_t pid)
+{
+    if (pid == init_pid)
+        return 1;
+    for (int i = FIRST_LISTENER; i < n_fds; i++)
+        if (fd_pid[i] == pid)
+            return 1;
+    return 0;
+}
+
+static uint64_t *domain_slot(uint64_t id)
+{
+    for (int i = 0; i < MAX_DOMAINS; i++)
+        if (domains[i] == id)
+            return &domains[i];
+    return 0;
+}
+
+/* Refused by the kernel already: counted, and the container killed at the
+ * limit. Once it is being killed, what it still does is not counted. */
+static void count_landlock(const char *text, uint64_t time_ms)
+{
+    if (!counter || __atomic_load_n(&counter->killed_by, __ATOMIC_SEQ_CST))
+        return;
+    struct denial *slot;
+    int kill = denials_add(counter, DENIAL_LANDLOCK, time_ms, &slot);
+    memcpy(slot->text, text, DENIALS_TEXT);
+    last_landlock_ms = now_ms();
+    if (kill)
+        kill_for_denials();
+}
+
+static void landlock_record(unsigned type, const char *text, size_t n)
+{
+    struct ll_record r;
+    uint64_t *slot;
+    switch (ll_record_parse(type, text, n, &r)) {
+    case LL_RECORD_ACCESS: {
+        char what[DENIALS_TEXT];
+        ll_record_text(&r, what, sizeof(what));
+        if (domain_slot(r.domain)) {
+            count_landlock(what, realtime_ms());
+            break;
+        }
+        unsigned i = next_pending++ % MAX_PENDING;
+        pending[i].domain = r.domain;
+        pending[i].time_ms = realtime_ms();
+        memcpy(pending[i].text, what, DENIALS_TEXT);
+        break;
+    }
+    case LL_RECORD_ALLOCATED:
+        if (!our_pid(r.pid) || domain_slot(r.domain) || !(slot = domain_slot(0)))
+            break;
+        *slot = r.domain;
+        for (unsigned i = 0; i < MAX_PENDING; i++)
+            if (pending[i].domain == r.domain) {
+                pending[i].domain = 0;
+                count_landlock(pending[i].text, pending[i].time_ms);
+            }
+        break;
+    case LL_RECORD_DEALLOCATED:
+        if ((slot = domain_slot(r.domain)))
+            *slot = 0;
+        break;
+    case LL_RECORD_NONE:
+        break;
+    }
+}
+
+/* What the socket holds, a bounded batch at a time; each datagram is one
+ * record, and only its start matters (the rest is cut off). */
+static void read_audit(void)
+{
+    for (int batch = 0; batch < 64; batch++) {
+        union {
+            struct wd_nlmsghdr h;
+            char bytes[512];
+        } buf;
+        struct wd_sockaddr_nl from;
+        memset(&from, 0, sizeof(from));
+        struct wd_iovec iov = {buf.bytes, sizeof(buf.bytes)};
+        struct wd_msghdr mh = {&from, sizeof(from), &iov, 1, 0, 0, 0};
+        long n = sys(SYS_recvmsg, AUDIT_FD, &mh, WD_MSG_DONTWAIT, 0);
+        if (n == -ENOBUFS || n == -EINTR)
+            continue; /* records were lost (a burst): go on with the next */
+        if (n < 0)
+            return;
+        if (n < (long)sizeof(buf.h) || from.pid != 0 || buf.h.len < sizeof(buf.h))
+            continue; /* the kernel's records only */
+        size_t len = (buf.h.len < (uint32_t)n ? buf.h.len : (size_t)n) - sizeof(buf.h);
+        landlock_record(buf.h.type, buf.bytes + sizeof(buf.h), len);
+    }
 }
 
 /* ---- the end */
@@ -451,6 +597,18 @@ static void write_exit(int64_t started_ms)
     }
 }
 
+/* The init has exited. The kernel's audit thread sends records a moment
+ * after the refusal: while ours were coming in, wait for the last ones
+ * (until none came for 5 ms, 50 ms at most). */
+static void drain_audit(void)
+{
+    if (fds[2].fd < 0 || now_ms() - last_landlock_ms > 100)
+        return;
+    struct pollfd p = {.fd = AUDIT_FD, .events = POLLIN};
+    for (int i = 0; i < 10 && sys(SYS_poll, &p, 1, 5, 0) > 0; i++)
+        read_audit();
+}
+
 int watchdog_main(int argc, char **argv);
 
 __attribute__((used)) int watchdog_main(int argc, char **argv)
@@ -479,8 +637,18 @@ __attribute__((used)) int watchdog_main(int argc, char **argv)
     fds[0].events = POLLIN;
     fds[1].fd = fd_open(EXEC_SOCKET_FD) ? EXEC_SOCKET_FD : -1;
     fds[1].events = POLLIN;
+    fds[2].fd = -1;
+    fds[2].events = POLLIN;
+    if (fd_open(AUDIT_FD)) {
+        struct pidfd_info info;
+        memset(&info, 0, sizeof(info));
+        if (sys(SYS_ioctl, PIDFD, PIDFD_GET_INFO, &info, 0) == 0 && info.tgid > 0) {
+            init_pid = (int32_t)info.tgid;
+            fds[2].fd = AUDIT_FD;
+        }
+    }
     if (fd_open(NOTIFY_FD))
-        add_listener(NOTIFY_FD);
+        add_listener(NOTIFY_FD, 0);
     int timed_out = 0;
     for (;;) {
         int64_t left = timeout_ms ? deadline - now_ms() : 3600000;
@@ -497,12 +665,16 @@ __attribute__((used)) int watchdog_main(int argc, char **argv)
             break; /* the init exited (or the pidfd is bad: nothing to guard) */
         if (fds[1].revents & POLLIN)
             take_listener();
-        for (int i = 2; i < n_fds; i++) {
+        if (fds[2].revents)
+            read_audit();
+        for (int i = FIRST_LISTENER; i < n_fds; i++) {
             if (fds[i].revents & POLLIN)
                 answer(fds[i].fd);
             if (fds[i].revents & (POLLHUP | POLLERR | POLLNVAL)) {
-                /* no process uses that filter any more */
+                /* no process uses that filter any more (nor its Landlock
+                 * domain: both go with the last of them) */
                 sys(SYS_close, fds[i].fd, 0, 0, 0);
+                fd_pid[i] = fd_pid[n_fds - 1];
                 fds[i--] = fds[--n_fds];
             }
         }
@@ -518,6 +690,7 @@ __attribute__((used)) int watchdog_main(int argc, char **argv)
         struct pollfd p = {.fd = PIDFD, .events = POLLIN};
         sys(SYS_poll, &p, 1, REAP_WAIT_MS, 0);
     }
+    drain_audit();
     write_exit(started);
     return 0;
 }
