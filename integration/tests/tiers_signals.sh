@@ -240,6 +240,22 @@ test_landlock_denials_kill_at_the_limit() {
     wait_status "$CID" stopped 5
     ok trt delete "$CID"
     has "$(record_of denial-kill)" '"denials":3,"limit":3,"source":"landlock"'
+    # no allocation per record: the watchdog's RSS after 300 more refusals
+    # is what it was after 10
+    printf 'max-denials = 0\nkernel-audit = true\n' > "$AGENTCAGE_CONF"
+    started 1 '{}' /bin/sleep 60
+    local wd; wd="$(jq -r '.watchdogPid // empty' "$ROOT/$CID/state.json")"
+    local many='i=0; while [ $i -lt $0 ]; do /bin/probe open-w /proc/self/comm > /dev/null; i=$((i + 1)); done; echo done'
+    OUT="$(trt exec "$CID" /bin/sh -c "$many" 10 2>&1 < /dev/null)"
+    assert_eq "$OUT" done "10 refused writes"
+    local before; before="$(awk '/^VmRSS:/ {print $2}' "/proc/$wd/status")"
+    OUT="$(trt exec "$CID" /bin/sh -c "$many" 300 2>&1 < /dev/null)"
+    assert_eq "$OUT" done "300 refused writes"
+    local after; after="$(awk '/^VmRSS:/ {print $2}' "/proc/$wd/status")"
+    assert_eq "$after" "$before" "the watchdog's RSS in KiB after 300 more refusals"
+    [ "$after" -le 512 ] || fail "the watchdog's RSS is $after KiB"
+    ok trt delete --force "$CID"
+    has "$(record_of container-exited)" '"landlockDenials":310'
     # put back: from here on the kernel reports no refusal (nothing counted)
     audit_put_back
     if [ "$AUDIT_WAS" == 0 ]; then
