@@ -161,23 +161,31 @@ test_audit_show_prints_one_containers_trail() {
     ok "$REPO_DIR/agentcage" audit verify "$T/state/audit.jsonl"
 }
 
+# watchdog_stays_small REFUSAL FEW MORE: in the running container CID, an
+# exec runs REFUSAL FEW times, another MORE times; the watchdog's RSS after
+# the MORE is what it was after the FEW (no allocation per denial), and at
+# most 512 KiB
+watchdog_stays_small() {
+    local loop='i=0; while [ $i -lt $0 ]; do '"$1"' > /dev/null; i=$((i + 1)); done; echo done' wd before after
+    wd="$(jq -r '.watchdogPid // empty' "$ROOT/$CID/state.json")"
+    [ -n "$wd" ] && [ -d "/proc/$wd" ] || fail "no watchdog in $(cat "$ROOT/$CID/state.json")"
+    OUT="$(trt exec "$CID" /bin/sh -c "$loop" "$2" 2>&1 < /dev/null)"
+    assert_eq "$OUT" done "$2 refusals"
+    before="$(awk '/^VmRSS:/ {print $2}' "/proc/$wd/status")"
+    OUT="$(trt exec "$CID" /bin/sh -c "$loop" "$3" 2>&1 < /dev/null)"
+    assert_eq "$OUT" done "$3 refusals"
+    after="$(awk '/^VmRSS:/ {print $2}' "/proc/$wd/status")"
+    assert_eq "$after" "$before" "the watchdog's RSS in KiB after $3 more denials"
+    [ "$after" -le 512 ] || fail "the watchdog's RSS is $after KiB"
+}
+
 # The watchdog stays tiny while it answers: no allocation per refused
 # syscall (its RSS after 500 more is what it was after 10), under 512 KiB.
 test_watchdog_stays_small_while_counting() {
     export AGENTCAGE_CONF="$T/agentcage.conf"
     echo "max-denials = 0" > "$AGENTCAGE_CONF"
     started 1 '{}' /bin/sleep 60
-    local wd; wd="$(jq -r '.watchdogPid // empty' "$ROOT/$CID/state.json")"
-    [ -n "$wd" ] && [ -d "/proc/$wd" ] || fail "no watchdog in $(cat "$ROOT/$CID/state.json")"
-    local loop='i=0; while [ $i -lt $0 ]; do /bin/probe syscall mount /tmp > /dev/null; i=$((i + 1)); done; echo done'
-    OUT="$(trt exec "$CID" /bin/sh -c "$loop" 10 2>&1 < /dev/null)"
-    assert_eq "$OUT" done "10 refused syscalls"
-    local before; before="$(awk '/^VmRSS:/ {print $2}' "/proc/$wd/status")"
-    OUT="$(trt exec "$CID" /bin/sh -c "$loop" 500 2>&1 < /dev/null)"
-    assert_eq "$OUT" done "500 refused syscalls"
-    local after; after="$(awk '/^VmRSS:/ {print $2}' "/proc/$wd/status")"
-    assert_eq "$after" "$before" "the watchdog's RSS in KiB after 500 more denials"
-    [ "$after" -le 512 ] || fail "the watchdog's RSS is $after KiB"
+    watchdog_stays_small '/bin/probe syscall mount /tmp' 10 500
     ok trt delete --force "$CID"
     has "$(record_of container-exited)" '"denials":510,"seccompDenials":510,'
 }
@@ -244,16 +252,7 @@ test_landlock_denials_kill_at_the_limit() {
     # is what it was after 10
     printf 'max-denials = 0\nkernel-audit = true\n' > "$AGENTCAGE_CONF"
     started 1 '{}' /bin/sleep 60
-    local wd; wd="$(jq -r '.watchdogPid // empty' "$ROOT/$CID/state.json")"
-    local many='i=0; while [ $i -lt $0 ]; do /bin/probe open-w /proc/self/comm > /dev/null; i=$((i + 1)); done; echo done'
-    OUT="$(trt exec "$CID" /bin/sh -c "$many" 10 2>&1 < /dev/null)"
-    assert_eq "$OUT" done "10 refused writes"
-    local before; before="$(awk '/^VmRSS:/ {print $2}' "/proc/$wd/status")"
-    OUT="$(trt exec "$CID" /bin/sh -c "$many" 300 2>&1 < /dev/null)"
-    assert_eq "$OUT" done "300 refused writes"
-    local after; after="$(awk '/^VmRSS:/ {print $2}' "/proc/$wd/status")"
-    assert_eq "$after" "$before" "the watchdog's RSS in KiB after 300 more refusals"
-    [ "$after" -le 512 ] || fail "the watchdog's RSS is $after KiB"
+    watchdog_stays_small '/bin/probe open-w /proc/self/comm' 10 300
     ok trt delete --force "$CID"
     has "$(record_of container-exited)" '"landlockDenials":310'
     # put back: from here on the kernel reports no refusal (nothing counted)
