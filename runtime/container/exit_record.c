@@ -160,16 +160,18 @@ void container_audit_end(const struct global_opts *g, const struct container_sta
     else
         snprintf(status, sizeof(status), "\"exitStatus\":%d", WEXITSTATUS((int)w));
     cleanup_free char *counts = have_counts ? xasprintf(",\"denials\":%llu,\"seccompDenials\":%llu,"
-                                                        "\"egressDenials\":%llu,\"landlockDenials\":%llu",
+                                                        "\"egressDenials\":%llu",
                                                         (unsigned long long)c.count,
                                                         (unsigned long long)c.by_source[DENIAL_SECCOMP],
-                                                        (unsigned long long)c.by_source[DENIAL_EGRESS],
-                                                        (unsigned long long)c.by_source[DENIAL_LANDLOCK])
+                                                        (unsigned long long)c.by_source[DENIAL_EGRESS])
                                             : xstrdup("");
-    cleanup_free char *bytes = have_counts && st->tier >= 2
-                                   ? xasprintf(",\"egressBytesOut\":%llu,\"egressBytesIn\":%llu",
-                                               (unsigned long long)b.out, (unsigned long long)b.in)
-                                   : xstrdup("");
+    /* Landlock's count after the bytes: the fields before it kept their order */
+    cleanup_free char *bytes =
+        !have_counts     ? xstrdup("")
+        : st->tier >= 2 ? xasprintf(",\"egressBytesOut\":%llu,\"egressBytesIn\":%llu,\"landlockDenials\":%llu",
+                                     (unsigned long long)b.out, (unsigned long long)b.in,
+                                     (unsigned long long)c.by_source[DENIAL_LANDLOCK])
+                        : xasprintf(",\"landlockDenials\":%llu", (unsigned long long)c.by_source[DENIAL_LANDLOCK]);
     cleanup_free char *memory = have_cgroup ? xasprintf(",\"oomKills\":%llu,\"peakMemoryBytes\":%llu",
                                                         (unsigned long long)cs.oom_kill_count,
                                                         (unsigned long long)cs.memory_max_usage)
