@@ -460,6 +460,73 @@ int cgroup_enter(const char *path, pid_t pid, ac_error_t *err)
     return 0;
 }
 
+int cgroup_enter_v2(const char *path, pid_t pid, ac_error_t *err)
+{
+    const struct cg_layout *l = cg_layout_get(err);
+    if (l == NULL)
+        return -1;
+    if (l->v2_mount == NULL)
+        return 0;
+    char value[32];
+    snprintf(value, sizeof(value), "%d", (int)pid);
+    cleanup_free char *dir = xasprintf("%s%s", l->v2_mount, path);
+    if (cg_write(dir, "cgroup.procs", value, err) < 0)
+        return ac_error_wrap(err, "cgroup: enter `%s`", dir);
+    return 0;
+}
+
+void cgroup_join_close(struct cgroup_join *j)
+{
+    for (size_t i = 0; i < j->n; i++)
+        if (j->task_fds[i] >= 0)
+            close(j->task_fds[i]);
+    j->n = 0;
+    if (j->v2_fd >= 0)
+        close(j->v2_fd);
+    j->v2_fd = -1;
+}
+
+int cgroup_join_open(const char *path, struct cgroup_join *j, ac_error_t *err)
+{
+    j->n = 0;
+    j->v2_fd = -1;
+    const struct cg_layout *l = cg_layout_get(err);
+    if (l == NULL)
+        return -1;
+    for (size_t i = 0; i < l->n_v1 && i < CGROUP_JOIN_MAX; i++) {
+        cleanup_free char *tasks = xasprintf("%s%s/tasks", l->v1[i].mountpoint, path);
+        j->task_fds[j->n] = open(tasks, O_WRONLY | O_CLOEXEC);
+        if (j->task_fds[j->n] < 0) {
+            ac_error(err, errno, "cgroup: open `%s`", tasks);
+            cgroup_join_close(j);
+            return -1;
+        }
+        j->n++;
+    }
+    if (l->v2_mount) {
+        cleanup_free char *dir = cg_v2_dir(l, path);
+        j->v2_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (j->v2_fd < 0) {
+            ac_error(err, errno, "cgroup: open `%s`", dir);
+            cgroup_join_close(j);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int cgroup_join_self(struct cgroup_join *j, ac_error_t *err)
+{
+    int ret = 0;
+    for (size_t i = 0; i < j->n; i++) {
+        if (ret == 0 && write(j->task_fds[i], "0", 1) != 1)
+            ret = ac_error(err, errno, "cgroup: join a v1 hierarchy (`tasks`)");
+        close(j->task_fds[i]);
+    }
+    j->n = 0;
+    return ret;
+}
+
 /* A sub-cgroup of exec --cgroup, below the container's cgroup: "" for the
  * cgroup itself ("/" or "."), never above it. */
 static int sub_cgroup_path(const char *arg, const char *sub, char **out, ac_error_t *err)
@@ -542,16 +609,6 @@ out:
         free(sub_of[i]);
     free(every);
     return ret;
-}
-
-int cgroup_v2_dirfd(const char *path)
-{
-    cleanup_error ac_error_t err = NULL;
-    const struct cg_layout *l = cg_layout_get(&err);
-    if (l == NULL || l->mode != CGROUP_MODE_V2)
-        return -1;
-    cleanup_free char *dir = cg_v2_dir(l, path);
-    return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 int cgroup_update(const char *path, const struct oci_resources *resources, ac_error_t *err)

@@ -49,14 +49,35 @@ int cgroup_create(const char *path, const struct oci_resources *resources, ac_er
 int cgroup_check_reuse(const char *path, ac_error_t *err);
 /* Put pid into the cgroup in every hierarchy. */
 int cgroup_enter(const char *path, pid_t pid, ac_error_t *err);
+/* Put pid into the cgroup in the cgroup2 hierarchy only (the v1 ones are
+ * joined already). */
+int cgroup_enter_v2(const char *path, pid_t pid, ac_error_t *err);
+
+/* A process cloned into a container's cgroup joins it itself, without the
+ * kernel's wait: writing a pid into cgroup.procs (the whole process) takes
+ * the cgroup_threadgroup_rwsem for writing, whose first writer after a
+ * quiet moment waits a whole RCU grace period (5-15 ms here), while a
+ * thread moving itself ("0" into a v1 hierarchy's `tasks`) takes no such
+ * lock; the cloned child is single-threaded, so its thread is all of it.
+ * cgroup_join_open (the runtime, before the clone) opens the `tasks` file
+ * of each v1 hierarchy and the cgroup2 directory (for
+ * clone3(CLONE_INTO_CGROUP), which joins without the wait too);
+ * cgroup_join_self runs in the child before anything else. */
+#define CGROUP_JOIN_MAX 33
+struct cgroup_join {
+    int task_fds[CGROUP_JOIN_MAX];
+    size_t n;
+    int v2_fd; /* the cgroup2 directory, -1 when the host has none */
+};
+int cgroup_join_open(const char *path, struct cgroup_join *j, ac_error_t *err);
+/* In the child: join every v1 hierarchy; closes the fds. */
+int cgroup_join_self(struct cgroup_join *j, ac_error_t *err);
+void cgroup_join_close(struct cgroup_join *j);
 /* Put pid into sub-cgroups of the container's cgroup (exec --cgroup): each
  * of subs is "SUB" (every hierarchy) or "CTRL[,CTRL]:SUB" (those v1
  * controllers' hierarchies), SUB relative to path and never above it; the
  * other hierarchies get path itself. */
 int cgroup_enter_sub(const char *path, pid_t pid, const char *const *subs, size_t n_subs, ac_error_t *err);
-/* An O_DIRECTORY fd of the cgroup2 directory for clone3(CLONE_INTO_CGROUP)
- * on a pure v2 host, -1 otherwise (never an error). */
-int cgroup_v2_dirfd(const char *path);
 /* Apply (update) resources to an existing cgroup. */
 int cgroup_update(const char *path, const struct oci_resources *resources, ac_error_t *err);
 /* Freeze/thaw (v1 freezer or v2 cgroup.freeze); waits until done. */

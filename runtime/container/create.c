@@ -872,7 +872,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     cleanup_close int fifo_fd = -1;
     cleanup_close int console_fd = -1;
     cleanup_close int lock_fd = -1;
-    cleanup_close int cgroup_fd = -1;
+    struct cgroup_join join = {.n = 0, .v2_fd = -1};
     cleanup_close int saved_pidns = -1;
     cleanup_close int saved_timens = -1;
     cleanup_close int late_userns_fd = -1;
@@ -956,7 +956,12 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         } else {
             c.cgroup_made = true;
             c.cgroup_ours = made == 1;
-            cgroup_fd = cgroup_v2_dirfd(c.cgroup_path);
+            /* not to be opened: the runtime joins the child the slow way */
+            ac_error_t slow = NULL;
+            if (!c.gvisor && cgroup_join_open(c.cgroup_path, &join, &slow) < 0) {
+                ac_debug("%s", slow->msg);
+                ac_error_free(&slow);
+            }
         }
     }
 
@@ -1109,7 +1114,9 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     };
     memcpy(ic.join_fds, plan.join_fds, sizeof(ic.join_fds));
     bool into_cgroup;
-    c.child = clone_child(plan.clone_flags, plan.new_userns ? -1 : cgroup_fd, &into_cgroup);
+    ic.cgroup_join = &join;
+    bool child_joins = join.n > 0, has_v2 = join.v2_fd >= 0;
+    c.child = clone_child(plan.clone_flags, plan.new_userns ? -1 : join.v2_fd, &into_cgroup);
     if (c.child < 0) {
         c.child = 0;
         ac_error(err, errno, "clone the container process");
@@ -1124,6 +1131,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     }
     close(sync_fds[1]);
     sync_fds[1] = -1;
+    cgroup_join_close(&join);
     if (saved_pidns >= 0)
         setns(saved_pidns, CLONE_NEWPID);
     if (saved_timens >= 0)
@@ -1138,7 +1146,8 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             write_id_map(c.child, "uid_map", spec->linux->uid_mappings, spec->linux->n_uid_mappings, err) < 0)
             goto out;
     }
-    if (c.cgroup_made && !into_cgroup && cgroup_enter(c.cgroup_path, c.child, err) < 0) {
+    if (c.cgroup_made &&
+        cgroup_join_finish(sync_fds[0], child_joins, has_v2, into_cgroup, c.cgroup_path, c.child, err) < 0) {
         /* a cgroup another create made and removed in its rollback before
          * ours joined it (two containers naming one cgroupsPath): made
          * again, once */
@@ -1247,6 +1256,7 @@ out:
     free(c.cgroup_path);
     hooks_set_extra_env(NULL);
     free(c.denials_env);
+    cgroup_join_close(&join);
     close_fd_array(idmap_fds, spec->n_mounts);
     close_fd_array(bind_trees, spec->n_mounts);
     credentials_forget(secrets, n_secrets);

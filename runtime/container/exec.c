@@ -102,6 +102,7 @@ struct exec_child {
     const struct oci_seccomp *seccomp;
     int join_fds[NS_COUNT];
     int sync_fd, console_fd, preserve_fds;
+    struct cgroup_join *cgroup_join; /* joined first, by the child itself (cgroup.h) */
     int tier;                /* the container's tier from its state, TIER_NONE when plain */
     bool userns_late;        /* the tier's user namespace: joined after the others, as its init did */
     const char *landlock_rw;
@@ -114,6 +115,8 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     prepare_inherited_fds(c->preserve_fds);
+    if (c->cgroup_join && c->cgroup_join->n)
+        cgroup_join_report(c->cgroup_join, c->sync_fd);
     enum sync_type t;
     if (sync_recv(c->sync_fd, &t, NULL, NULL) < 0 || t != SYNC_GO)
         _exit(1);
@@ -257,7 +260,8 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
     int sync_fds[2] = {-1, -1}, console_pair[2] = {-1, -1};
     int ret = -1;
     cleanup_free char *msg = NULL;
-    int pid_fd = -1, saved_pidns = -1, cgroup_fd = -1;
+    int pid_fd = -1, saved_pidns = -1;
+    struct cgroup_join join = {.n = 0, .v2_fd = -1};
     pid_t child = -1;
     for (int i = 0; i < NS_COUNT; i++) {
         c.join_fds[i] = -1;
@@ -323,10 +327,16 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
      * library there */
     if (c.process->selinux_label && *c.process->selinux_label && ac_selinux_load(err) < 0)
         goto out;
-    if (st->cgroup_path[0] && o->n_cgroup_subs == 0)
-        cgroup_fd = cgroup_v2_dirfd(st->cgroup_path);
-    bool into_cgroup;
-    child = clone_child(0, cgroup_fd, &into_cgroup);
+    if (st->cgroup_path[0] && o->n_cgroup_subs == 0) {
+        ac_error_t slow = NULL; /* not to be opened: joined the slow way */
+        if (cgroup_join_open(st->cgroup_path, &join, &slow) < 0) {
+            ac_debug("%s", slow->msg);
+            ac_error_free(&slow);
+        }
+    }
+    c.cgroup_join = &join;
+    bool child_joins = join.n > 0, has_v2 = join.v2_fd >= 0, into_cgroup;
+    child = clone_child(0, join.v2_fd, &into_cgroup);
     if (child < 0) {
         ac_error(err, errno, "exec: fork");
         goto out;
@@ -339,9 +349,11 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
         setns(saved_pidns, CLONE_NEWPID);
     close(sync_fds[1]);
     sync_fds[1] = -1;
-    if (!into_cgroup && st->cgroup_path[0] &&
-        (o->n_cgroup_subs ? cgroup_enter_sub(st->cgroup_path, child, o->cgroup_subs, o->n_cgroup_subs, err)
-                          : cgroup_enter(st->cgroup_path, child, err)) < 0)
+    cgroup_join_close(&join);
+    if (st->cgroup_path[0] &&
+        (o->n_cgroup_subs
+             ? cgroup_enter_sub(st->cgroup_path, child, o->cgroup_subs, o->n_cgroup_subs, err)
+             : cgroup_join_finish(sync_fds[0], child_joins, has_v2, into_cgroup, st->cgroup_path, child, err)) < 0)
         goto out_kill;
     if (sync_send(sync_fds[0], SYNC_GO, NULL, 0) < 0) {
         ac_error(err, errno, "exec: start the process");
@@ -400,7 +412,6 @@ out:
         close(pid_fd);
     if (saved_pidns >= 0)
         close(saved_pidns);
-    if (cgroup_fd >= 0)
-        close(cgroup_fd);
+    cgroup_join_close(&join);
     return ret;
 }

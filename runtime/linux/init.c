@@ -2,7 +2,7 @@
  *
  * init_main() is the whole setup of a new container as one checklist, in the
  * order a reviewer should audit it:
- *   wait for the runtime (ids mapped, cgroup joined) -> join namespaces ->
+ *   join the cgroup -> wait for the runtime (ids mapped) -> join namespaces ->
  *   become root in the user namespace -> cgroup namespace -> session ->
  *   loopback -> mounts -> createRuntime/createContainer hooks -> sysctl ->
  *   pivot_root, masks, read-only paths -> hostname -> (tier: join the
@@ -157,6 +157,12 @@ void init_main(const struct init_config *c)
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     prepare_inherited_fds(c->preserve_fds);
+
+    /* 0. Our v1 cgroups, joined by ourselves (no grace-period wait, see
+     * cgroup.h) before anything else; the runtime joins us the slow way
+     * when we could not. */
+    if (c->cgroup_join && c->cgroup_join->n)
+        cgroup_join_report(c->cgroup_join, c->sync_fd);
 
     /* 1. The runtime has mapped our ids and put us in the cgroup. */
     enum sync_type t;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/linux/namespaces.h"
 #include "runtime/util/error.h"
 #include "spec/spec.h"
@@ -26,6 +27,7 @@ struct init_config {
     int sync_fd;          /* socketpair end */
     int fifo_fd;          /* exec fifo, O_RDWR: read blocks until start */
     int console_fd;       /* console socket or -1 */
+    struct cgroup_join *cgroup_join; /* the v1 cgroups we join ourselves first (cgroup.h), or NULL */
     int join_fds[NS_COUNT]; /* setns fds by ns_join_order slot, or -1 */
     bool new_userns, new_netns, new_cgroupns;
     bool own_utsns; /* the uts namespace is the container's (new, or joined and not the host's) */

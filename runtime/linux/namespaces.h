@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "runtime/cgroup/cgroup.h"
 #include "runtime/util/error.h"
 #include "spec/spec.h"
 
@@ -15,9 +16,18 @@ extern const int ns_join_order[NS_COUNT];
 const char *ns_proc_name(int type); /* CLONE_NEWNET -> "net" */
 
 /* Clone that returns in the child like fork(). With a cgroup2 directory fd
- * (pure v2 hosts) it is clone3 with CLONE_INTO_CGROUP, so the child starts in
- * its cgroup and *into_cgroup says no cgroup.procs write is needed. */
+ * it is clone3 with CLONE_INTO_CGROUP, so the child starts in that cgroup
+ * and *into_cgroup says no cgroup.procs write is needed there. */
 pid_t clone_child(unsigned long flags, int cgroup_fd, bool *into_cgroup);
+/* The two sides of a child joining its cgroup itself (cgroup.h): the
+ * child joins its v1 hierarchies and tells the runtime over sync_fd;
+ * the runtime (cgroup_join_finish) waits for that and puts the child in
+ * what is left the slow way: every hierarchy when the child could not,
+ * the cgroup2 one when clone3 did not (child_joins: the child had v1
+ * hierarchies to join; has_v2: the host has a cgroup2 mount). */
+void cgroup_join_report(struct cgroup_join *j, int sync_fd);
+int cgroup_join_finish(int sync_fd, bool child_joins, bool has_v2, bool into_cgroup, const char *path, pid_t pid,
+                       ac_error_t *err);
 /* Bring "lo" up in a fresh network namespace. */
 int loopback_up(ac_error_t *err);
 /* Open the network namespace pinned (bind-mounted) at path, making it first

@@ -15,6 +15,7 @@ enum sync_type {
     SYNC_SECCOMP_FD = 6, /* child -> runtime: a seccomp notify fd follows (SCM_RIGHTS) */
     SYNC_SECCOMP_DONE = 7, /* runtime -> child: handed to linux.seccomp.listenerPath (or the watchdog) */
     SYNC_TIER_NOTIFY_FD = 8, /* exec child -> runtime: the tier filter's listener follows, for the watchdog */
+    SYNC_JOINED = 9,     /* child -> runtime: joined its v1 cgroups itself; payload: "" or the error */
 };
 
 int sync_send(int fd, enum sync_type type, const void *data, size_t len);
