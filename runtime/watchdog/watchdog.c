@@ -198,8 +198,6 @@ static uint64_t realtime_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void sleep_ms(int ms) { sys(SYS_poll, 0, 0, ms, 0); }
-
 static int fd_open(int fd) { return sys(SYS_fcntl, fd, F_GETFD, 0, 0) >= 0; }
 
 static int parse_ms(const char *s, int64_t *out)
@@ -574,26 +572,44 @@ static void write_exit_marker(int64_t wall_ms, int have, int32_t code)
     write_state_file("exit", "exit.tmp", buf, p - buf);
 }
 
-/* The init has exited: the marker with its wall time at once (a delete
- * that finds the init unreaped takes the status from /proc and need not
- * wait for us), then again with its exit status once its parent has
- * reaped it (a bounded wait). */
+/* The init's exit status once its parent has reaped it: 1 with *code,
+ * 0 while it is unreaped, -1 on a kernel without exit information. */
+static int reaped_status(int32_t *code)
+{
+    struct pidfd_info info;
+    memset(&info, 0, sizeof(info));
+    info.mask = PIDFD_INFO_EXIT;
+    long r = sys(SYS_ioctl, PIDFD, PIDFD_GET_INFO, &info, 0);
+    if (r == 0 && (info.mask & PIDFD_INFO_EXIT)) {
+        *code = info.exit_code;
+        return 1;
+    }
+    return r < 0 && r != -ESRCH ? -1 : 0;
+}
+
+/* The init has exited. Reaped already (`run` reaps at once): one marker
+ * with its wall time and status. Else the marker with its wall time at
+ * once (a delete that finds the init unreaped takes the status from /proc
+ * and need not wait for us), then again with its exit status once its
+ * parent has reaped it (a bounded wait: a pidfd polled for no event wakes
+ * with POLLHUP when the process is reaped; the 10 ms steps only bound it
+ * on a kernel that would not wake us). */
 static void write_exit(int64_t started_ms)
 {
     int64_t wall = now_ms() - started_ms;
-    write_exit_marker(wall, 0, 0);
-    struct pidfd_info info;
+    int32_t code = 0;
+    int have = reaped_status(&code);
+    write_exit_marker(wall, have > 0, code);
+    if (have != 0)
+        return;
+    struct pollfd reap = {.fd = PIDFD, .events = 0};
     for (int waited = 0; waited < REAP_WAIT_MS; waited += 10) {
-        memset(&info, 0, sizeof(info));
-        info.mask = PIDFD_INFO_EXIT;
-        long r = sys(SYS_ioctl, PIDFD, PIDFD_GET_INFO, &info, 0);
-        if (r == 0 && (info.mask & PIDFD_INFO_EXIT)) {
-            write_exit_marker(wall, 1, info.exit_code);
+        sys(SYS_poll, &reap, 1, 10, 0);
+        have = reaped_status(&code);
+        if (have > 0)
+            write_exit_marker(wall, 1, code);
+        if (have != 0)
             return;
-        }
-        if (r < 0 && r != -ESRCH)
-            return; /* a kernel without exit information */
-        sleep_ms(10);
     }
 }
 
