@@ -196,7 +196,7 @@ int state_save(const struct global_opts *g, const struct container_state *st, ac
         unlink(tmp);
         return ac_error(err, e, "write state `%s`", tmp);
     }
-    if (rename(tmp, final) < 0) {
+    if (rename_over(tmp, final) < 0) {
         int e = errno;
         unlink(tmp);
         return ac_error(err, e, "rename state to `%s`", final);
@@ -390,7 +390,7 @@ int write_pid_file(const char *path, pid_t pid, ac_error_t *err)
         return ac_error(err, errno, "write pid file `%s`", path);
     char buf[32];
     int len = snprintf(buf, sizeof(buf), "%d", pid);
-    if (write_all(fd, buf, (size_t)len) < 0 || rename(tmp, path) < 0) {
+    if (write_all(fd, buf, (size_t)len) < 0 || rename_over(tmp, path) < 0) {
         int e = errno;
         unlink(tmp);
         return ac_error(err, e, "write pid file `%s`", path);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime/util/utils.h"
@@ -65,6 +66,16 @@ int write_file_at(int dirfd, const char *name, const char *data, size_t len, ac_
 int write_file(const char *path, const char *data, size_t len, ac_error_t *err)
 {
     return write_file_at(AT_FDCWD, path, data, len, err);
+}
+
+int rename_over(const char *from, const char *to)
+{
+    /* RENAME_EXCHANGE (linux/fs.h) */
+    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 2) == 0) {
+        unlink(from);
+        return 0;
+    }
+    return rename(from, to);
 }
 
 int mkdir_p(const char *path, mode_t mode, ac_error_t *err)
