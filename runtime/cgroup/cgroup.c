@@ -524,6 +524,7 @@ int cgroup_join_self(struct cgroup_join *j, ac_error_t *err)
         close(j->task_fds[i]);
     }
     j->n = 0;
+    cgroup_join_close(j); /* the cgroup2 directory: clone3 used it already */
     return ret;
 }
 

@@ -70,7 +70,7 @@ struct cgroup_join {
     int v2_fd; /* the cgroup2 directory, -1 when the host has none */
 };
 int cgroup_join_open(const char *path, struct cgroup_join *j, ac_error_t *err);
-/* In the child: join every v1 hierarchy; closes the fds. */
+/* In the child: join every v1 hierarchy; closes every fd of j. */
 int cgroup_join_self(struct cgroup_join *j, ac_error_t *err);
 void cgroup_join_close(struct cgroup_join *j);
 /* Put pid into sub-cgroups of the container's cgroup (exec --cgroup): each

@@ -117,6 +117,8 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
     prepare_inherited_fds(c->preserve_fds);
     if (c->cgroup_join && c->cgroup_join->n)
         cgroup_join_report(c->cgroup_join, c->sync_fd);
+    else if (c->cgroup_join)
+        cgroup_join_close(c->cgroup_join);
     enum sync_type t;
     if (sync_recv(c->sync_fd, &t, NULL, NULL) < 0 || t != SYNC_GO)
         _exit(1);

@@ -163,6 +163,8 @@ void init_main(const struct init_config *c)
      * when we could not. */
     if (c->cgroup_join && c->cgroup_join->n)
         cgroup_join_report(c->cgroup_join, c->sync_fd);
+    else if (c->cgroup_join)
+        cgroup_join_close(c->cgroup_join);
 
     /* 1. The runtime has mapped our ids and put us in the cgroup. */
     enum sync_type t;
