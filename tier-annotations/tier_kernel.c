@@ -27,14 +27,12 @@ int tier_map_kernel(struct tier_ctx *c, ac_error_t *err)
     c->gvisor = required || tier_kernel_is_gvisor(asked);
     if (!c->gvisor)
         return 0;
-    /* One sandbox per container: a pod would be one gVisor sandbox holding
-     * all its containers, which runsc's own sandbox/container annotations
-     * do and agentcage does not (yet). Refused rather than run apart. */
-    if (c->pod_role != POD_NONE)
-        return tier_refuse(c, err,
-                           "a pod's %s under gVisor: one gVisor sandbox per pod is not supported; run the pod at a "
-                           "namespace tier",
-                           c->pod_role == POD_SANDBOX ? "sandbox" : "container");
+    /* A pod is one sandbox: its sandbox (pause) container makes the runsc
+     * sandbox, each of its containers is added into it (runsc's own
+     * io.kubernetes.cri.container-type / sandbox-id annotations, kept in
+     * the config runsc gets); create checks that the sandbox a container
+     * names is a live gVisor pod sandbox of agentcage's with this tier's
+     * network. */
     /* the secrets are files the init writes inside; under gVisor there is
      * no init of agentcage's in the container to write and expire them */
     if (tj_get_str(annotations, "io.agentcage.credentials"))

@@ -300,13 +300,9 @@ test_gvisor_missing_or_broken_runsc_refused() {
     assert_eq "$(stat -c %u:%g /dev/null)" "$devnull_owner" "the host's /dev/null keeps its owner"
 }
 
-test_gvisor_pods_and_credentials_refused() {
+test_gvisor_credentials_refused() {
     gv_setup
     ATTACK_KERNEL=gvisor
-    ATTACK_ANN='{"io.kubernetes.cri.container-type": "sandbox"}'
-    attack 1 /bin/echo ran; assert_refused "a pod's sandbox under gVisor"
-    ATTACK_ANN='{"io.kubernetes.cri-o.ContainerType": "container"}'
-    attack 1 /bin/echo ran; assert_refused "a pod's container under gVisor"
     ATTACK_ANN='{"io.agentcage.credentials": "github=1m"}'
     attack 1 /bin/echo ran; assert_refused "io.agentcage.credentials"
     OUT="$(trt policy show --bundle "$BUNDLE" 2>&1)"
@@ -327,4 +323,154 @@ test_gvisor_stale_sandbox_folders_swept() {
     [ -e "$stale" ] && fail "the stale sandbox folder was not swept"
     [ -d "$young" ] || fail "a young sandbox folder was swept"
     rmdir "$young"
+}
+
+# ---------------------------------------------------------------- a pod is one sandbox
+
+# gv_pod_sandbox TIER [EGRESS]: a pod's sandbox (pause) container under gVisor,
+# created and started as containerd's CRI does it: $POD its id
+gv_pod_sandbox() {
+    POD="$(new_id)"
+    make_bundle "$POD" /bin/sleep 600
+    cfg --arg id "$POD" --arg t "$1" --arg eg "${2:-}" '.annotations = ({"io.agentcage.tier": $t,
+        "io.agentcage.kernel": "gvisor", "io.kubernetes.cri.container-type": "sandbox",
+        "io.kubernetes.cri.sandbox-id": $id} + (if $eg == "" then {} else {"io.agentcage.egress": $eg} end))'
+    "$RUNTIME" --root "$ROOT" create --bundle "$BUNDLE" "$POD" > /dev/null 2> "$T/$POD.err" < /dev/null ||
+        fail "the pod's sandbox: $(cat "$T/$POD.err")"
+    track_pid "$(cpid "$POD")"
+    ok rt start "$POD"
+}
+# gv_pod_member ID TIER CMD...: the bundle of a pod's container of $POD, in the
+# pod's network namespace as containerd's CRI gives it
+gv_pod_member() {
+    local id="$1" t="$2"; shift 2
+    make_bundle "$id" "$@"
+    cfg --arg pod "$POD" --arg t "$t" --arg net "/proc/$(cpid "$POD")/ns/net" '.annotations = {
+        "io.agentcage.tier": $t, "io.agentcage.kernel": "gvisor", "io.kubernetes.cri.container-type": "container",
+        "io.kubernetes.cri.sandbox-id": $pod}
+        | .linux.namespaces = [.linux.namespaces[] | if .type == "network" then . + {path: $net} else . end]'
+}
+
+# The pod's containers run inside the pod's one gVisor sandbox: the same
+# gVisor kernel (its log, its process table, one sentry), each with its
+# own root and the tier's cage; its output, exit status, exec, kill and
+# the timeout work as for a single container; delete takes it out of the
+# sandbox and leaves the pod running; nothing is left after the pod.
+test_gvisor_pod_is_one_sandbox() {
+    gv_setup
+    gv_pod_sandbox 1
+    local sandbox_pid; sandbox_pid="$(cpid "$POD")"
+    local sandbox_dir; sandbox_dir="$(readlink "$ROOT/$POD/sandbox")"
+    # a container of the pod: its output and exit status, inside the pod's kernel
+    local app; app="$(new_id)"
+    gv_pod_member "$app" 1 /bin/sh -c 'echo from-the-app; dmesg | grep -c "Starting gVisor"; ps -o comm | grep -c sleep; touch /x 2>/dev/null || echo read-only; exit 7'
+    OUT="$(rt run --bundle "$BUNDLE" "$app" 2>&1 < /dev/null)"; RC=$?
+    assert_eq "$RC" 7 "the pod's container's exit status: $OUT"
+    assert_eq "$(echo "$OUT" | head -1)" from-the-app "its output"
+    assert_eq "$(echo "$OUT" | sed -n 3p)" 0 "a container of the pod sees its own processes, not the sandbox's"
+    assert_contains "$OUT" read-only "its tier's read-only root"
+    [ -e "$ROOT/$app" ] && fail "run left the pod's container's state"
+    # created, started, exec'd, killed, deleted as engines do it, while the pod lives on
+    gv_pod_member "$app" 1 /bin/sh -c 'trap "exit 0" TERM; echo started > /workspace/up; while :; do sleep 0.1; done'
+    "$RUNTIME" --root "$ROOT" create --bundle "$BUNDLE" "$app" > "$T/$app.out" 2> "$T/$app.err" < /dev/null ||
+        fail "create the pod's container: $(cat "$T/$app.err")"
+    local keeper; keeper="$(cpid "$app")"
+    track_pid "$keeper"
+    assert_eq "$(cstatus "$app")" created "the pod's container after create"
+    ok rt start "$app"
+    assert_eq "$(cstatus "$app")" running "after start"
+    # one sandbox: no second sentry, the container's kernel is the pod's
+    assert_eq "$(jq -r .kernel "$ROOT/$app/state.json")" gvisor "state.json records the kernel"
+    OUT="$(rt exec "$app" /bin/sh -c 'sleep 0.3; cat /workspace/up; dmesg | grep -c "Starting gVisor"' 2>&1 < /dev/null)"; RC=$?
+    assert_eq "$RC" 0 "exec in the pod's container: $OUT"
+    assert_eq "$(echo "$OUT" | head -1)" started "exec sees the container's own /workspace"
+    assert_exit 1 rt pause "$app"
+    assert_contains "$OUT" "the pod's one sandbox" "pause of a pod's container"
+    ok rt kill "$app" TERM
+    wait_status "$app" stopped 10
+    ok rt delete "$app"
+    [ -e "$ROOT/$app" ] && fail "state left after delete"
+    sandbox_alive "$keeper" && fail "the keeper outlived delete"
+    assert_eq "$(cstatus "$POD")" running "the pod's sandbox after its container's delete"
+    # the tier's timeout: the watchdog kills the container inside the pod's sandbox
+    local slow; slow="$(new_id)"
+    gv_pod_member "$slow" 1 /bin/sleep 600
+    cfg '.annotations["io.agentcage.timeout"] = "2s"'
+    "$RUNTIME" --root "$ROOT" create --bundle "$BUNDLE" "$slow" > /dev/null 2> "$T/$slow.err" < /dev/null ||
+        fail "create the slow container: $(cat "$T/$slow.err")"
+    track_pid "$(cpid "$slow")"
+    ok rt start "$slow"
+    wait_status "$slow" stopped 15
+    [ -e "$ROOT/$slow/timeout" ] || fail "no timeout marker"
+    local i inside
+    for i in $(seq 50); do
+        inside="$(runsc --root "$sandbox_dir" state "$slow" 2> /dev/null | jq -r .status)"
+        [ "$inside" == stopped ] && break
+        sleep 0.1
+    done
+    assert_eq "$inside" stopped "the container inside gVisor after its timeout"
+    ok rt delete "$slow"
+    assert_eq "$(cstatus "$POD")" running "the pod's sandbox after its container's timeout"
+    # the pod's end: nothing left
+    ok rt kill "$POD" KILL
+    wait_status "$POD" stopped 10
+    ok rt delete "$POD"
+    sandbox_alive "$sandbox_pid" && fail "the sandbox outlived delete"
+    [ -e "$sandbox_dir" ] && fail "the sandbox's folder $sandbox_dir outlived delete"
+    return 0
+}
+
+# A container joins only the live gVisor sandbox of its pod, with its
+# network, and a pod runs on one kernel: each variant is one line naming
+# why, and leaves nothing behind.
+test_gvisor_pod_members_refused() {
+    gv_setup
+    gv_pod_sandbox 1
+    local app; app="$(new_id)"
+    CID="$app"
+    # a sandbox id that names nothing, or a container that is not a pod's sandbox
+    gv_pod_member "$app" 1 /bin/echo ran
+    cfg '.annotations["io.kubernetes.cri.sandbox-id"] = "no-such-pod"'
+    OUT="$(rt run --bundle "$BUNDLE" "$app" 2>&1 < /dev/null)"; RC=$?
+    assert_refused "is not a live pod sandbox agentcage runs under gVisor"
+    local single; single="$(new_id)"
+    make_bundle "$single" /bin/sleep 600
+    cfg '.annotations = {"io.agentcage.tier": "1", "io.agentcage.kernel": "gvisor"}'
+    "$RUNTIME" --root "$ROOT" create --bundle "$BUNDLE" "$single" > /dev/null 2>&1 < /dev/null || fail "create $single"
+    track_pid "$(cpid "$single")"
+    gv_pod_member "$app" 1 /bin/echo ran
+    cfg --arg s "$single" '.annotations["io.kubernetes.cri.sandbox-id"] = $s | del(.linux.namespaces[] | select(.type == "network") | .path)'
+    OUT="$(rt run --bundle "$BUNDLE" "$app" 2>&1 < /dev/null)"; RC=$?
+    assert_refused "is not a live pod sandbox agentcage runs under gVisor"
+    ok rt delete --force "$single"
+    # another network: a tier-2 container in a tier-1 pod
+    gv_pod_member "$app" 2 /bin/echo ran
+    cfg '.annotations["io.agentcage.egress"] = "example.com:443"'
+    OUT="$(rt run --bundle "$BUNDLE" "$app" 2>&1 < /dev/null)"; RC=$?
+    assert_refused "has another network"
+    # one kernel per pod: a namespace-tier container in a gVisor pod
+    gv_pod_member "$app" 1 /bin/echo ran
+    cfg '.annotations["io.agentcage.kernel"] = "linux"'
+    OUT="$(rt run --bundle "$BUNDLE" "$app" 2>&1 < /dev/null)"; RC=$?
+    assert_refused "a pod is one sandbox"
+    [ -e "$ROOT/$app" ] && fail "a refused container left its state"
+    ok rt kill "$POD" KILL
+    wait_status "$POD" stopped 10
+    ok rt delete "$POD"
+    # and a gVisor container in a namespace-tier pod
+    local ns_pod; ns_pod="$(new_id)"
+    make_bundle "$ns_pod" /bin/sleep 600
+    cfg '.annotations = {"io.agentcage.tier": "1", "io.kubernetes.cri.container-type": "sandbox"}'
+    "$RUNTIME" --root "$ROOT" create --bundle "$BUNDLE" "$ns_pod" > /dev/null 2>&1 < /dev/null || fail "create $ns_pod"
+    track_pid "$(cpid "$ns_pod")"
+    POD="$ns_pod" gv_pod_member "$app" 1 /bin/echo ran
+    cfg --arg p "$ns_pod" '.annotations["io.kubernetes.cri.sandbox-id"] = $p'
+    OUT="$(rt run --bundle "$BUNDLE" "$app" 2>&1 < /dev/null)"; RC=$?
+    assert_refused "a pod is one sandbox"
+    ok rt delete --force "$ns_pod"
+    local o
+    for o in /run/agentcage-gvisor/*/owner; do
+        [ -e "$o" ] && grep -qF "$T/" "$o" && fail "a sandbox folder of this test is left: $o"
+    done
+    return 0
 }

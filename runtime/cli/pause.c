@@ -3,6 +3,7 @@
 
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/cli/commands.h"
+#include "runtime/container/gvisor.h"
 #include "runtime/util/utils.h"
 
 static int set_frozen(struct global_opts *g, int argc, char **argv, bool frozen, ac_error_t *err)
@@ -23,6 +24,12 @@ static int set_frozen(struct global_opts *g, int argc, char **argv, bool frozen,
     if (!frozen && s != STATUS_PAUSED)
         return ac_error(err, 0, "cannot resume container `%s`: it is not paused but %s", id,
                         container_status_names[s]);
+    /* its processes run in the pod's sentry, which freezes as one */
+    if (gvisor_is_pod_member(st))
+        return ac_error(err, 0,
+                        "cannot %s container `%s`: a pod's container under gVisor runs in the pod's one sandbox; "
+                        "%s the pod's sandbox",
+                        argv[0], id, argv[0]);
     if (!st->cgroup_path[0])
         return ac_error(err, 0, "cannot %s container `%s`: it has no cgroup", argv[0], id);
     return cgroup_freeze(st->cgroup_path, frozen, err);

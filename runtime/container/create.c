@@ -69,8 +69,10 @@ static void rollback(struct create_ctx *c)
     /* runsc's sandbox: the sentry, the gofer and their stubs, none ours */
     if (c->gvisor && c->cgroup_ours)
         gvisor_kill_sandbox(c->cgroup_path);
-    if (c->gvisor && c->state_dir)
+    if (c->gvisor && c->state_dir) {
+        gvisor_delete_member(c->g, c->id); /* a pod's container: out of the pod's sandbox */
         gvisor_remove_sandbox(c->state_dir);
+    }
     if (c->cgroup_ours && cgroup_destroy(c->cgroup_path, &ignore) < 0) {
         ac_warn("rollback: %s", ignore->msg);
         ac_error_free(&ignore);
@@ -340,8 +342,20 @@ static int podman_pod_cage(const struct global_opts *g, const struct oci_spec *s
     return 0;
 }
 
-static int pod_cage_check(const struct global_opts *g, const struct oci_spec *spec, int tier, int *join_fd,
-                          const char *path, ac_error_t *err)
+/* The pod sandbox's network is the one this container's tier has: none,
+ * or the egress proxy with the same allow-list. */
+static bool same_pod_network(const struct container_state *sandbox, const struct oci_spec *spec, int tier)
+{
+    const char *egress = NULL;
+    for (char **a = sandbox->annotations; a && a[0]; a += 2)
+        if (strcmp(a[0], "io.agentcage.egress") == 0)
+            egress = a[1];
+    return tier_has_egress_proxy(sandbox->tier) == tier_has_egress_proxy(tier) &&
+           (!tier_has_egress_proxy(tier) || same_string(egress, spec_annotation(spec, "io.agentcage.egress")));
+}
+
+static int pod_cage_check(const struct global_opts *g, const struct oci_spec *spec, int tier, bool gvisor,
+                          int *join_fd, const char *path, ac_error_t *err)
 {
     struct stat want;
     int fd = *join_fd;
@@ -353,7 +367,7 @@ static int pod_cage_check(const struct global_opts *g, const struct oci_spec *sp
         return -1;
     const char *found = NULL;
     int sandbox_tier = TIER_NONE;
-    cleanup_free char *sandbox_egress = NULL;
+    bool network_differs = false, kernel_differs = false;
     for (size_t i = 0; i < n && !found; i++) {
         cleanup_state struct container_state *st = NULL;
         ac_error_t e = NULL;
@@ -371,9 +385,8 @@ static int pod_cage_check(const struct global_opts *g, const struct oci_spec *sp
             continue;
         found = ids[i];
         sandbox_tier = st->tier;
-        for (char **a = st->annotations; a && a[0]; a += 2)
-            if (strcmp(a[0], "io.agentcage.egress") == 0)
-                sandbox_egress = xstrdup(a[1]);
+        network_differs = !same_pod_network(st, spec, tier);
+        kernel_differs = st->gvisor != gvisor;
     }
     /* not a tiered sandbox's: a Podman pod's member gets its pod's cage */
     int ret = found ? 0 : podman_pod_cage(g, spec, tier, join_fd, &want, path, err);
@@ -385,8 +398,12 @@ static int pod_cage_check(const struct global_opts *g, const struct oci_spec *sp
                        tier, path);
     else if (!found)
         ; /* the Podman pod's cage, or why not */
-    else if (tier_has_egress_proxy(sandbox_tier) != tier_has_egress_proxy(tier) ||
-             (tier_has_egress_proxy(tier) && !same_string(sandbox_egress, spec_annotation(spec, "io.agentcage.egress"))))
+    else if (kernel_differs)
+        ret = ac_error(err, 0,
+                       "tier %d forbids joining the pod's cage `%s`: its sandbox %s runs on %s kernel and this "
+                       "container on %s; a pod is one sandbox (io.agentcage.kernel, kernel-for-tier)",
+                       tier, path, found, gvisor ? "the host's" : "gVisor's", gvisor ? "gVisor's" : "the host's");
+    else if (network_differs)
         ret = ac_error(err, 0,
                        "tier %d forbids joining the pod's cage `%s`: its sandbox %s has another network (tier %d%s)",
                        tier, path, found, sandbox_tier,
@@ -718,6 +735,42 @@ static int gvisor_user_ids(struct create_ctx *c, const struct oci_spec *spec, st
     return 0;
 }
 
+/* A pod's container under gVisor runs in its pod's gVisor sandbox: the one
+ * its engine's sandbox-id annotation names, which must be a live tiered
+ * pod sandbox of agentcage's under gVisor with this tier's network; its
+ * user namespace is the pod's. */
+static int gvisor_pod_member(const struct global_opts *g, const struct oci_spec *spec, int tier,
+                             struct gvisor_create_args *a, char **pod_state_dir, char **pod_cgroup, ac_error_t *err)
+{
+    const char *id = spec_annotation(spec, "io.kubernetes.cri.sandbox-id");
+    if (id == NULL)
+        id = spec_annotation(spec, "io.kubernetes.cri-o.SandboxID");
+    ac_error_t e = NULL;
+    cleanup_state struct container_state *st = NULL;
+    const char *role = NULL;
+    if (id && state_validate_id(id, &e) == 0 && state_load(g, id, &st, &e) == 0)
+        for (char **k = st->annotations; k && k[0]; k += 2)
+            if (strcmp(k[0], "io.agentcage.pod-role") == 0)
+                role = k[1];
+    ac_error_free(&e);
+    if (st == NULL || !st->gvisor || role == NULL || strcmp(role, "sandbox") != 0 || st->pid <= 0 ||
+        process_start_time(st->pid) != st->pid_start_time)
+        return ac_error(err, 0,
+                        "tier %d: a pod's container under gVisor runs in its pod's gVisor sandbox, but `%s` "
+                        "(io.kubernetes.cri.sandbox-id) is not a live pod sandbox agentcage runs under gVisor",
+                        tier, id ? id : "(none)");
+    if (!same_pod_network(st, spec, tier))
+        return ac_error(err, 0,
+                        "tier %d: the pod's gVisor sandbox %s has another network (tier %d%s): a pod's containers "
+                        "share its sandbox's",
+                        tier, id, st->tier, tier_has_egress_proxy(st->tier) ? ", or another io.agentcage.egress" : "");
+    a->pod_sandbox = id;
+    a->pod_pid = st->pid;
+    a->pod_state_dir = *pod_state_dir = state_dir_path(g, id);
+    a->pod_cgroup = *pod_cgroup = xstrdup(st->cgroup_path);
+    return gvisor_pod_ids(a, err);
+}
+
 /* A tiered container refused at create: its reason in the audit trail. */
 static void audit_refusal(const struct global_opts *g, const char *id, ac_error_t *err)
 {
@@ -842,7 +895,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             net_join = k;
     if (plan_namespaces(spec, tier != TIER_NONE, &plan, err) < 0 ||
         (tier != TIER_NONE && net_join >= 0 && plan.join_fds[net_join] >= 0 &&
-         pod_cage_check(g, spec, tier, &plan.join_fds[net_join], spec_network_path(spec), err) < 0)) {
+         pod_cage_check(g, spec, tier, c.gvisor, &plan.join_fds[net_join], spec_network_path(spec), err) < 0)) {
         if (tier != TIER_NONE)
             audit_refusal(g, id, err);
         ns_plan_close(&plan);
@@ -971,7 +1024,15 @@ int container_create(const struct global_opts *g, const char *id, const struct c
                                         .config_text = config_text, .config_len = config_len, .spec = spec,
                                         .cgroup_path = c.cgroup_made ? c.cgroup_path : NULL, .tier = tier,
                                         .console_socket = o->console_socket, .foreground = o->foreground};
-        if (gvisor_user_ids(&c, spec, &ga, err) < 0) {
+        cleanup_free char *pod_state_dir = NULL, *pod_cgroup = NULL;
+        if (pod_role_is(spec, tier, "container")) {
+            if (gvisor_pod_member(g, spec, tier, &ga, &pod_state_dir, &pod_cgroup, err) < 0) {
+                audit_refusal(g, id, err);
+                goto out;
+            }
+            c.root_uid = ga.root_uid;
+            c.root_gid = ga.root_gid;
+        } else if (gvisor_user_ids(&c, spec, &ga, err) < 0) {
             audit_refusal(g, id, err);
             goto out;
         }

@@ -35,6 +35,7 @@
 #include <sys/mount.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -289,14 +290,48 @@ static int runsc_userns(pid_t sandbox, ac_error_t *err)
     return ac_error(err, 0, "gVisor: the sandbox %d is not in a user namespace of agentcage's", sandbox);
 }
 
+bool gvisor_is_pod_member(const struct container_state *st)
+{
+    for (char **a = st->annotations; st->gvisor && a && a[0]; a += 2)
+        if (strcmp(a[0], "io.agentcage.pod-role") == 0)
+            return strcmp(a[1], "container") == 0;
+    return false;
+}
+
+/* The live process of the pod's sandbox a pod's container runs in (its
+ * state's pid, checked by start time), or 0. */
+static pid_t pod_sandbox_pid(const struct global_opts *g, const char *state_dir)
+{
+    cleanup_free char *path = xasprintf("%s/pod-sandbox", state_dir);
+    cleanup_free char *id = NULL;
+    size_t len = 0;
+    ac_error_t e = NULL;
+    cleanup_state struct container_state *pod = NULL;
+    if (read_all_file(path, &id, &len, &e) < 0 || state_load(g, id, &pod, &e) < 0) {
+        ac_error_free(&e);
+        return 0;
+    }
+    return pod->pid > 0 && process_start_time(pod->pid) == pod->pid_start_time ? pod->pid : 0;
+}
+
+/* A process in the container's user namespace: its own (the sandbox, a pod
+ * container's keeper) while it lives, else, for a pod's container, the
+ * pod's sandbox. */
+static pid_t userns_holder(const struct global_opts *g, const struct container_state *st)
+{
+    if (!gvisor_is_pod_member(st) || (st->pid > 0 && process_start_time(st->pid) == st->pid_start_time))
+        return st->pid;
+    cleanup_free char *dir = state_dir_path(g, st->id);
+    pid_t pod = pod_sandbox_pid(g, dir);
+    return pod > 0 ? pod : st->pid;
+}
+
 /* runsc VERB ...: with the container's flags, as root of the container's
  * user namespace (runsc's control socket answers only its own uid); its
  * exit status in *status. */
-static int runsc_run(const struct global_opts *g, const struct container_state *st, char *const *extra,
-                     size_t n_extra, int *status, ac_error_t *err)
+static int runsc_in(pid_t holder, const char *dir, char *const *extra, size_t n_extra, int *status, ac_error_t *err)
 {
-    cleanup_free char *dir = state_dir_path(g, st->id);
-    cleanup_close int userns = runsc_userns(st->pid, err);
+    cleanup_close int userns = runsc_userns(holder, err);
     if (userns < 0)
         return -1;
     char **argv = runsc_argv(dir, extra, n_extra, err);
@@ -314,6 +349,13 @@ static int runsc_run(const struct global_opts *g, const struct container_state *
         return ac_error(err, errno, "gVisor: fork");
     *status = wait_exit(child);
     return 0;
+}
+
+static int runsc_run(const struct global_opts *g, const struct container_state *st, char *const *extra,
+                     size_t n_extra, int *status, ac_error_t *err)
+{
+    cleanup_free char *dir = state_dir_path(g, st->id);
+    return runsc_in(userns_holder(g, st), dir, extra, n_extra, status, err);
 }
 
 /* ---- the config runsc gets ---------------------------------------------- */
@@ -750,33 +792,75 @@ static void sweep_stale_sandboxes(void)
 
 /* runsc's global flags for this container, kept for every later verb:
  * runsc requires the same ones (network, platform) throughout. */
-static int write_runsc_args(const struct global_opts *g, const struct gvisor_create_args *a, const char *sandbox,
-                            ac_error_t *err)
+static int write_runsc_args(const struct global_opts *g, const struct gvisor_create_args *a, const char *root,
+                            const char *sandbox, ac_error_t *err)
 {
     cleanup_free char *args = xasprintf("%s\n--root=%s\n--platform=%s\n--network=%s\n--log=%s/runsc.log\n"
                                         "--log-format=json\n--oci-seccomp\n--ignore-cgroups\n",
-                                        g->tier.runsc, sandbox, g->tier.runsc_platform,
+                                        g->tier.runsc, root, g->tier.runsc_platform,
                                         tier_has_egress_proxy(a->tier) ? "host" : "none", sandbox);
     cleanup_free char *path = xasprintf("%s/runsc.args", a->state_dir);
     return create_file(path, args, 0600, err);
 }
 
-static int write_map(pid_t pid, const char *file, const struct oci_idmap *m, size_t n, ac_error_t *err)
+/* An id map as /proc/PID/uid_map reads it: "inside host size" lines. */
+static char *map_text(const struct oci_idmap *m, size_t n)
 {
-    cleanup_free char *path = xasprintf("/proc/%d/%s", pid, file);
-    cleanup_free char *buf = xstrdup("");
+    char *buf = xstrdup("");
     for (size_t i = 0; i < n; i++) {
         char *more = xasprintf("%s%u %u %u\n", buf, m[i].container_id, m[i].host_id, m[i].size);
         free(buf);
         buf = more;
     }
+    return buf;
+}
+
+static int write_map(pid_t pid, const char *file, const struct oci_idmap *m, size_t n, ac_error_t *err)
+{
+    cleanup_free char *path = xasprintf("/proc/%d/%s", pid, file);
+    cleanup_free char *buf = map_text(m, n);
     return write_file(path, buf, strlen(buf), err);
+}
+
+/* A map map_text wrote, back: at most max lines. */
+static int parse_map(const char *path, struct oci_idmap *m, size_t max, size_t *n, ac_error_t *err)
+{
+    cleanup_free char *text = NULL;
+    size_t len = 0;
+    *n = 0;
+    if (read_all_file(path, &text, &len, err) < 0)
+        return ac_error_wrap(err, "gVisor: the pod sandbox's user namespace");
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        unsigned inside, host, size;
+        if (*n == max || sscanf(line, "%u %u %u", &inside, &host, &size) != 3)
+            return ac_error(err, 0, "gVisor: `%s`: expected up to %zu lines `INSIDE HOST SIZE`", path, max);
+        m[(*n)++] = (struct oci_idmap){.container_id = inside, .host_id = host, .size = size};
+    }
+    return *n ? 0 : ac_error(err, 0, "gVisor: `%s` is empty", path);
+}
+
+int gvisor_pod_ids(struct gvisor_create_args *a, ac_error_t *err)
+{
+    size_t n[2];
+    static const char *const files[] = {"gvisor-uid_map", "gvisor-gid_map"};
+    for (int k = 0; k < 2; k++) {
+        cleanup_free char *path = xasprintf("%s/%s", a->pod_state_dir, files[k]);
+        if (parse_map(path, a->pod_maps[k], 8, &n[k], err) < 0)
+            return -1;
+    }
+    a->uid_map = a->pod_maps[0], a->n_uid_map = n[0];
+    a->gid_map = a->pod_maps[1], a->n_gid_map = n[1];
+    if (userns_host_of(a->uid_map, n[0], 0, &a->root_uid) < 0 || userns_host_of(a->gid_map, n[1], 0, &a->root_gid) < 0)
+        return ac_error(err, 0, "gVisor: the pod sandbox's user namespace does not map root");
+    return 0;
 }
 
 /* argv in a new user namespace (the container's ids) as its root, in the
  * container's cgroup; waits for it. The child waits on a pipe until the
  * maps are written and it is in the cgroup, then execs. */
-static int spawn_in_userns(char *const argv[], const struct gvisor_create_args *a, int *status, ac_error_t *err)
+static int spawn_in_userns(char *const argv[], const struct gvisor_create_args *a, int userns_fd, const char *cgroup,
+                           int *status, ac_error_t *err)
 {
     int go[2] = {-1, -1}, ready[2] = {-1, -1};
     if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
@@ -791,7 +875,8 @@ static int spawn_in_userns(char *const argv[], const struct gvisor_create_args *
     if (child == 0) {
         char c = 0;
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        if (unshare(CLONE_NEWUSER) < 0 || write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1 ||
+        if ((userns_fd >= 0 ? setns(userns_fd, CLONE_NEWUSER) : unshare(CLONE_NEWUSER)) < 0 ||
+            write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1 ||
             setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
             _exit(126);
         prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
@@ -802,9 +887,9 @@ static int spawn_in_userns(char *const argv[], const struct gvisor_create_args *
     close(ready[1]);
     char c;
     int r = read(ready[0], &c, 1) == 1 ? 0 : ac_error(err, 0, "gVisor: the user namespace for runsc");
-    if (r == 0 && (write_map(child, "gid_map", a->gid_map, a->n_gid_map, err) < 0 ||
-                   write_map(child, "uid_map", a->uid_map, a->n_uid_map, err) < 0 ||
-                   (a->cgroup_path && cgroup_enter(a->cgroup_path, child, err) < 0)))
+    if (r == 0 && ((userns_fd < 0 && (write_map(child, "gid_map", a->gid_map, a->n_gid_map, err) < 0 ||
+                                      write_map(child, "uid_map", a->uid_map, a->n_uid_map, err) < 0)) ||
+                   (cgroup && cgroup[0] && cgroup_enter(cgroup, child, err) < 0)))
         r = ac_error_wrap(err, "gVisor: runsc's user namespace and cgroup");
     if (r == 0 && write(go[1], &c, 1) != 1)
         r = ac_error(err, errno, "gVisor: start runsc");
@@ -822,6 +907,211 @@ fail_pipes:
             close(ready[i]);
     }
     return -1;
+}
+
+/* process.oomScoreAdj, on the container's process (the sandbox, or a pod
+ * container's keeper) */
+static int write_oom_score(const struct gvisor_create_args *a, pid_t pid, ac_error_t *err)
+{
+    const struct oci_process *p = a->spec->process;
+    if (p && p->has_oom_score_adj) {
+        cleanup_free char *path = xasprintf("/proc/%d/oom_score_adj", pid);
+        cleanup_free char *val = xasprintf("%d", p->oom_score_adj);
+        if (write_file(path, val, strlen(val), err) < 0)
+            return ac_error_wrap(err, "process.oomScoreAdj");
+    }
+    return 0;
+}
+
+/* ---- a pod's container: created into the pod's sandbox ------------------- */
+
+/* Every fd but stdio and keep[] (ascending) closed. */
+static void close_all_but(const int *keep, size_t n)
+{
+    unsigned lo = 3;
+    for (size_t i = 0; i < n; i++) {
+        if (keep[i] < 0 || (unsigned)keep[i] < lo)
+            continue;
+        if ((unsigned)keep[i] > lo)
+            syscall(SYS_close_range, lo, (unsigned)keep[i] - 1, 0);
+        lo = (unsigned)keep[i] + 1;
+    }
+    syscall(SYS_close_range, lo, ~0u, 0);
+}
+
+/* argv as a child that dies with us, its stdout on out (unless -1); its
+ * status as a shell tells it. */
+static int run_child(char *const argv[], int out)
+{
+    pid_t child = fork();
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (out >= 0 && dup2(out, STDOUT_FILENO) < 0)
+            _exit(126);
+        execve(argv[0], argv, environ);
+        _exit(127);
+    }
+    return child < 0 ? 126 : wait_exit(child);
+}
+
+static int sort_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+/* The keeper: the container's process for the engine. Until start it
+ * waits on exec.fifo (go_fd); then runs `runsc start` with the container's
+ * stdio (which runsc hands to the container), answers on started.fifo
+ * (done_fd), runs `runsc wait` and exits with the container's status. Its
+ * guard child runs `runsc kill --all` when the keeper dies without saying
+ * the container is done: the watchdog's SIGKILL at the timeout, delete. */
+static void keeper_main(int sync_fd, int userns_fd, int go_fd, int done_fd, char **start_argv, char **wait_argv,
+                        char **kill_argv)
+{
+    char c = 'r';
+    int guard[2];
+    prctl(PR_SET_NAME, "agentcage-keep", 0, 0, 0);
+    if (write(sync_fd, &c, 1) != 1 || read(sync_fd, &c, 1) != 1 || setns(userns_fd, CLONE_NEWUSER) < 0 ||
+        setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0 || pipe2(guard, O_CLOEXEC) < 0)
+        _exit(126);
+    pid_t guard_pid = fork();
+    if (guard_pid == 0) {
+        close(guard[1]);
+        close_all_but(&guard[0], 1);
+        ssize_t n;
+        while ((n = read(guard[0], &c, 1)) < 0 && errno == EINTR)
+            ;
+        if (n == 1)
+            _exit(0);
+        execve(kill_argv[0], kill_argv, environ);
+        _exit(127);
+    }
+    close(guard[0]);
+    int keep[] = {go_fd, done_fd, guard[1]};
+    qsort(keep, 3, sizeof(int), sort_int);
+    close_all_but(keep, 3);
+    ssize_t n;
+    while ((n = read(go_fd, &c, 1)) < 0 && errno == EINTR)
+        ;
+    int status = n == 1 ? run_child(start_argv, -1) : 1;
+    c = status == 0 ? '0' : '1';
+    if (write(done_fd, &c, 1) != 1 || status != 0) {
+        if (write(guard[1], "d", 1) != 1)
+            _exit(1);
+        _exit(1);
+    }
+    close(go_fd);
+    close(done_fd);
+    int out[2];
+    char buf[4096];
+    size_t len = 0;
+    int code = 137; /* the sandbox went with the container in it */
+    if (pipe2(out, O_CLOEXEC) == 0) {
+        pid_t waiter = fork();
+        if (waiter == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+            dup2(out[1], STDOUT_FILENO);
+            execve(wait_argv[0], wait_argv, environ);
+            _exit(127);
+        }
+        close(out[1]);
+        while (len < sizeof(buf) - 1 && (n = read(out[0], buf + len, sizeof(buf) - 1 - len)) != 0)
+            if (n > 0)
+                len += (size_t)n;
+            else if (errno != EINTR)
+                break;
+        buf[len] = '\0';
+        const char *at = strstr(buf, "\"exitStatus\":");
+        if (waiter > 0 && wait_exit(waiter) == 0 && at)
+            code = atoi(at + strlen("\"exitStatus\":")) & 0xff;
+    }
+    if (write(guard[1], "d", 1) != 1)
+        _exit(code);
+    _exit(code);
+}
+
+static int spawn_keeper(const struct gvisor_create_args *a, int userns_fd, pid_t *pid, ac_error_t *err)
+{
+    cleanup_free char *go = xasprintf("%s/exec.fifo", a->state_dir);
+    cleanup_free char *done = xasprintf("%s/started.fifo", a->state_dir);
+    if (mkfifo(done, 0600) < 0)
+        return ac_error(err, errno, "mkfifo `%s`", done);
+    char *start_extra[] = {"start", (char *)a->id}, *wait_extra[] = {"wait", (char *)a->id},
+         *kill_extra[] = {"kill", "--all", (char *)a->id, "KILL"};
+    char **start_argv = runsc_argv(a->state_dir, start_extra, 2, err);
+    char **wait_argv = start_argv ? runsc_argv(a->state_dir, wait_extra, 2, err) : NULL;
+    char **kill_argv = wait_argv ? runsc_argv(a->state_dir, kill_extra, 4, err) : NULL;
+    int sync[2] = {-1, -1};
+    int r = kill_argv ? 0 : -1;
+    if (r == 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) < 0)
+        r = ac_error(err, errno, "gVisor: socketpair");
+    pid_t child = r == 0 ? fork() : -1;
+    if (child == 0) {
+        int go_fd = open(go, O_RDWR | O_CLOEXEC), done_fd = open(done, O_RDWR | O_CLOEXEC);
+        close(sync[0]);
+        if (go_fd < 0 || done_fd < 0)
+            _exit(126);
+        keeper_main(sync[1], userns_fd, go_fd, done_fd, start_argv, wait_argv, kill_argv);
+    }
+    if (r == 0 && child < 0)
+        r = ac_error(err, errno, "gVisor: fork the keeper");
+    char c;
+    if (r == 0) {
+        close(sync[1]);
+        sync[1] = -1;
+        if (read(sync[0], &c, 1) != 1)
+            r = ac_error(err, 0, "gVisor: the keeper of a pod's container did not start");
+        else if (a->pod_cgroup && a->pod_cgroup[0] && cgroup_enter(a->pod_cgroup, child, err) < 0)
+            r = ac_error_wrap(err, "gVisor: the keeper into the pod sandbox's cgroup");
+        else if (write(sync[0], &c, 1) != 1)
+            r = ac_error(err, errno, "gVisor: start the keeper");
+        if (r < 0)
+            kill(child, SIGKILL), wait_exit(child);
+        else
+            *pid = child;
+    }
+    for (int i = 0; i < 2; i++)
+        if (sync[i] >= 0)
+            close(sync[i]);
+    free_argv(start_argv);
+    free_argv(wait_argv);
+    free_argv(kill_argv);
+    return r;
+}
+
+/* runsc create of a pod's container into the pod's sandbox (as root of
+ * the pod's user namespace, in the pod's cgroup: nothing of it runs until
+ * start), then its keeper, the container's pid. */
+static int create_member(const struct global_opts *g, const struct gvisor_create_args *a, const char *sandbox,
+                         pid_t *pid, ac_error_t *err)
+{
+    (void)g;
+    cleanup_free char *marker = xasprintf("%s/pod-sandbox", a->state_dir);
+    if (create_file(marker, a->pod_sandbox, 0600, err) < 0)
+        return -1;
+    cleanup_close int userns = runsc_userns(a->pod_pid, err);
+    if (userns < 0)
+        return -1;
+    char *extra[] = {"create", "--bundle", (char *)sandbox, NULL, NULL, NULL};
+    size_t n = 3;
+    if (a->console_socket) {
+        extra[n++] = "--console-socket";
+        extra[n++] = (char *)a->console_socket;
+    }
+    extra[n++] = (char *)a->id;
+    char **argv = runsc_argv(a->state_dir, extra, n, err);
+    if (argv == NULL)
+        return -1;
+    int status = -1;
+    int r = spawn_in_userns(argv, a, userns, a->pod_cgroup, &status, err);
+    free_argv(argv);
+    if (r < 0)
+        return -1;
+    if (status != 0) {
+        cleanup_free char *why = runsc_last_error(a->state_dir);
+        return ac_error(err, 0, "tier %d: gVisor: runsc create (into the pod sandbox %s) exited %d: %s", a->tier,
+                        a->pod_sandbox, status, why);
+    }
+    if (spawn_keeper(a, userns, pid, err) < 0)
+        return -1;
+    return write_oom_score(a, *pid, err);
 }
 
 int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *a, pid_t *pid, ac_error_t *err)
@@ -855,7 +1145,14 @@ int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *
     if (config == NULL)
         return -1;
     cleanup_free char *config_path = xasprintf("%s/config.json", sandbox);
-    if (create_file(config_path, config, 0600, err) < 0 || write_runsc_args(g, a, sandbox, err) < 0)
+    /* a pod's container: in the pod sandbox's runsc root, where runsc
+     * finds the sandbox its io.kubernetes.cri.sandbox-id names */
+    cleanup_free char *pod_link = a->pod_sandbox ? xasprintf("%s/sandbox", a->pod_state_dir) : NULL;
+    cleanup_free char *pod_root = pod_link ? realpath(pod_link, NULL) : NULL;
+    if (pod_link && pod_root == NULL)
+        return ac_error(err, errno, "gVisor: the pod sandbox's folder `%s`", pod_link);
+    if (create_file(config_path, config, 0600, err) < 0 ||
+        write_runsc_args(g, a, pod_root ? pod_root : sandbox, sandbox, err) < 0)
         return -1;
     /* runsc, the container's root, reads its bundle and writes its state there */
     if (chown(config_path, a->root_uid, a->root_gid) < 0 || chown(sandbox, a->root_uid, a->root_gid) < 0)
@@ -864,6 +1161,8 @@ int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *
      * must be reparented to us, not to init */
     if (a->foreground && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
         return ac_error(err, errno, "gVisor: become the sandbox's subreaper");
+    if (a->pod_sandbox)
+        return create_member(g, a, sandbox, pid, err);
     cleanup_free char *pid_file = xasprintf("%s/pid", sandbox);
     char *extra[] = {"create", "--bundle", sandbox, "--pid-file", pid_file, NULL, NULL, NULL};
     size_t n = 5;
@@ -876,13 +1175,24 @@ int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *
     char **argv = runsc_argv(a->state_dir, extra, n, err);
     if (argv == NULL)
         return -1;
-    int r = spawn_in_userns(argv, a, &status, err);
+    int r = spawn_in_userns(argv, a, -1, a->cgroup_path, &status, err);
     free_argv(argv);
     if (r < 0)
         return -1;
     if (status != 0) {
         cleanup_free char *why = runsc_last_error(a->state_dir);
         return ac_error(err, 0, "tier %d: gVisor: runsc create exited %d: %s", a->tier, status, why);
+    }
+    /* a pod's sandbox: its user namespace, for the pod's containers */
+    const char *role = spec_annotation(a->spec, "io.agentcage.pod-role");
+    if (role && strcmp(role, "sandbox") == 0) {
+        static const char *const files[] = {"gvisor-uid_map", "gvisor-gid_map"};
+        for (int k = 0; k < 2; k++) {
+            cleanup_free char *path = xasprintf("%s/%s", a->state_dir, files[k]);
+            cleanup_free char *text = k == 0 ? map_text(a->uid_map, a->n_uid_map) : map_text(a->gid_map, a->n_gid_map);
+            if (create_file(path, text, 0600, err) < 0)
+                return -1;
+        }
     }
     cleanup_free char *text = NULL;
     size_t len = 0;
@@ -893,18 +1203,62 @@ int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *
     if (parse_uint64(text, &v) < 0 || v == 0 || v > INT_MAX)
         return ac_error(err, 0, "gVisor: `%s`: expected a pid, got `%s`", pid_file, text);
     *pid = (pid_t)v;
-    const struct oci_process *p = a->spec->process;
-    if (p && p->has_oom_score_adj) {
-        cleanup_free char *path = xasprintf("/proc/%d/oom_score_adj", *pid);
-        cleanup_free char *val = xasprintf("%d", p->oom_score_adj);
-        if (write_file(path, val, strlen(val), err) < 0)
-            return ac_error_wrap(err, "process.oomScoreAdj");
+    return write_oom_score(a, *pid, err);
+}
+
+void gvisor_delete_member(const struct global_opts *g, const char *id)
+{
+    cleanup_free char *dir = state_dir_path(g, id);
+    cleanup_free char *marker = xasprintf("%s/pod-sandbox", dir);
+    if (access(marker, F_OK) < 0)
+        return;
+    pid_t pod = pod_sandbox_pid(g, dir);
+    if (pod <= 0)
+        return; /* the pod's sandbox is gone, and the container with it */
+    ac_error_t e = NULL;
+    char *extra[] = {"delete", "--force", (char *)id};
+    int status = -1;
+    if (runsc_in(pod, dir, extra, 3, &status, &e) < 0) {
+        ac_warn("gVisor: delete `%s` from its pod's sandbox: %s", id, e->msg);
+        ac_error_free(&e);
+        return;
     }
-    return 0;
+    if (status != 0)
+        ac_debug("gVisor: runsc delete --force %s exited %d", id, status);
+}
+
+/* A pod's container: its keeper runs `runsc start` (with the container's
+ * stdio) when exec.fifo says go, and answers on started.fifo. */
+static int start_member(const struct global_opts *g, const struct container_state *st, ac_error_t *err)
+{
+    cleanup_free char *dir = state_dir_path(g, st->id);
+    cleanup_free char *go = xasprintf("%s/exec.fifo", dir);
+    cleanup_free char *done = xasprintf("%s/started.fifo", dir);
+    cleanup_close int done_fd = open(done, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    cleanup_close int go_fd = open(go, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+    if (done_fd < 0 || go_fd < 0 || pidfd < 0 || process_start_time(st->pid) != st->pid_start_time)
+        return ac_error(err, errno, "start `%s`: the keeper of the pod's container is gone", st->id);
+    if (write(go_fd, "0", 1) != 1)
+        return ac_error(err, errno, "start `%s`: write the exec fifo", st->id);
+    struct pollfd pfd[2] = {{.fd = done_fd, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+    char c = 0;
+    int ready;
+    while ((ready = poll(pfd, 2, 60000)) < 0 && errno == EINTR)
+        ;
+    bool answered = ready > 0 && (pfd[0].revents & POLLIN) && read(done_fd, &c, 1) == 1;
+    unlink(done);
+    if (answered && c == '0')
+        return 0;
+    cleanup_free char *why = runsc_last_error(dir);
+    return ac_error(err, 0, "start `%s`: gVisor: runsc start in the pod's sandbox %s: %s", st->id,
+                    answered ? "failed" : ready == 0 ? "did not answer in 60 s" : "ended", why);
 }
 
 int gvisor_start(const struct global_opts *g, const struct container_state *st, ac_error_t *err)
 {
+    if (gvisor_is_pod_member(st))
+        return start_member(g, st, err);
     char *extra[] = {"start", st->id};
     int status = -1;
     if (runsc_run(g, st, extra, 2, &status, err) < 0)

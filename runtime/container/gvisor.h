@@ -12,6 +12,21 @@
  *                              --root (state, lock, control socket), and the
  *                              views it opens: rootfs and m-N, bind mounts of
  *                              the rootfs and of each bind source
+ *   ROOT/ID/gvisor-uid_map,    a pod sandbox's: its user namespace's maps,
+ *   ROOT/ID/gvisor-gid_map     which the pod's containers run in too
+ *   ROOT/ID/pod-sandbox        a pod's container's: the id of the pod's
+ *                              sandbox, whose runsc sandbox it runs in
+ *   ROOT/ID/started.fifo       a pod's container's, until start: its keeper
+ *                              answers start's go on exec.fifo there
+ *
+ * A pod is one sandbox: the pod's sandbox (pause) container makes the runsc
+ * sandbox; each of the pod's containers is created into it (runsc reads
+ * io.kubernetes.cri.container-type and sandbox-id) with the sandbox's
+ * runsc --root and user namespace. Its process for the engine is a keeper
+ * of agentcage's in the pod's cgroup: it runs `runsc start` with the
+ * container's stdio, then `runsc wait`, and exits with the container's
+ * status; killed (the watchdog's timeout, delete), it takes the container
+ * inside gVisor along (a guard child runs `runsc kill --all`).
  */
 #ifndef AGENTCAGE_GVISOR_H
 #define AGENTCAGE_GVISOR_H
@@ -42,7 +57,18 @@ struct gvisor_create_args {
     size_t n_uid_map, n_gid_map;
     const char *console_socket;
     bool foreground;            /* `run`: the sandbox is reparented to us, who wait for it */
+    /* a pod's container: the pod's sandbox it is created into */
+    const char *pod_sandbox;    /* its id */
+    const char *pod_state_dir;  /* ROOT/SANDBOX-ID */
+    const char *pod_cgroup;     /* its cgroup, where the container's helpers run */
+    pid_t pod_pid;              /* its sandbox process (in the pod's user namespace) */
+    struct oci_idmap pod_maps[2][8]; /* storage for uid_map/gid_map read from the pod */
 };
+/* A pod's container: the pod's user namespace maps (uid_map, gid_map and
+ * root_uid/gid of a), as its sandbox's create recorded them. */
+int gvisor_pod_ids(struct gvisor_create_args *a, ac_error_t *err);
+/* A container's state says it is a pod's container under gVisor. */
+bool gvisor_is_pod_member(const struct container_state *st);
 /* runsc create, run as root of the container's user namespace (a slice
  * of unprivileged host ids, as at every tier) and in its cgroup, so that
  * the sandbox, its gofer and everything they start are neither host root
@@ -65,6 +91,10 @@ void gvisor_kill_sandbox(const char *cgroup_path);
  * unmounted, the sandbox's folder removed (left, with a warning, when a
  * view cannot be unmounted). */
 void gvisor_remove_sandbox(const char *state_dir);
+/* At delete of a pod's container: `runsc delete --force` of it in the
+ * pod's sandbox (its processes inside gVisor, its gofer, runsc's state of
+ * it), while that sandbox lives. */
+void gvisor_delete_member(const struct global_opts *g, const char *id);
 /* A verb runsc answers in runc's format (kill, ps, events): runsc with the
  * container's flags and argv (argv[0] the verb), its status returned. */
 int gvisor_forward(const struct global_opts *g, const struct container_state *st, int argc, char **argv,

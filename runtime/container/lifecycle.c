@@ -442,6 +442,7 @@ int container_delete(const struct global_opts *g, const char *id, bool force, ac
     }
     run_hooks_warn(g, st, HOOK_POSTSTOP, STATUS_STOPPED);
     if (st->gvisor) {
+        gvisor_delete_member(g, id); /* a pod's container: out of the pod's sandbox */
         gvisor_kill_sandbox(st->cgroup_path); /* the gofer and stubs outlive the sentry a little */
         cleanup_free char *dir = state_dir_path(g, id);
         gvisor_remove_sandbox(dir);
