@@ -81,7 +81,7 @@ COMMAND(run)
     struct create_result res;
     if (container_create(g, id, &o, &res, err) < 0)
         return -1;
-    if (container_start(g, id, err) < 0) {
+    if ((res.running ? container_start_running(g, id, err) : container_start(g, id, err)) < 0) {
         ac_error_t ignore = NULL;
         container_delete(g, id, true, &ignore);
         ac_error_free(&ignore);

@@ -69,6 +69,7 @@ struct create_options {
 struct create_result {
     pid_t pid;           /* the container's init process */
     int console_master;  /* foreground with a terminal and no console socket: the pty master, else -1 */
+    bool running;        /* gVisor's `run` fast path: the workload runs already (start only records it) */
 };
 /* Create the container: on success its init process waits for `start`. */
 int container_create(const struct global_opts *g, const char *id, const struct create_options *o,
@@ -102,6 +103,10 @@ bool denials_file_killed(const char *state_dir);
 /* The state JSON a hook of kind gets on stdin. malloc'd. */
 char *container_hook_state(const struct container_state *st, enum container_status status);
 int container_start(const struct global_opts *g, const char *id, ac_error_t *err);
+/* start of a container whose create ran its workload already (gVisor's
+ * one `runsc run --detach` for `run`): the watchdog, the state, the
+ * poststart hooks, as start does them. */
+int container_start_running(const struct global_opts *g, const char *id, ac_error_t *err);
 int container_delete(const struct global_opts *g, const char *id, bool force, ac_error_t *err);
 /* Load the copy of config.json kept in the state dir. */
 /* exec: a new process in the running container st. */

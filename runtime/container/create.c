@@ -786,6 +786,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
 {
     struct create_ctx c = {.g = g, .id = id, .userns_slice = -1};
     res->pid = 0;
+    res->running = false;
     res->console_master = -1;
     if (state_validate_id(id, err) < 0)
         return -1;
@@ -1024,6 +1025,8 @@ int container_create(const struct global_opts *g, const char *id, const struct c
                                         .config_text = config_text, .config_len = config_len, .spec = spec,
                                         .cgroup_path = c.cgroup_made ? c.cgroup_path : NULL, .tier = tier,
                                         .console_socket = o->console_socket, .foreground = o->foreground};
+        ga.run_now = o->foreground && grant == NULL && !pod_role_is(spec, tier, "container") &&
+                     spec->hooks.n_hooks[HOOK_PRESTART] == 0 && spec->hooks.n_hooks[HOOK_CREATE_RUNTIME] == 0;
         cleanup_free char *pod_state_dir = NULL, *pod_cgroup = NULL;
         if (pod_role_is(spec, tier, "container")) {
             if (gvisor_pod_member(g, spec, tier, &ga, &pod_state_dir, &pod_cgroup, err) < 0) {
@@ -1053,6 +1056,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         }
         if (gvisor_create(g, &ga, &c.child, err) < 0)
             goto out;
+        res->running = ga.run_now;
         fill_state(&st, &c, bundle, rootfs, spec, tier, timeout_ms);
         cleanup_free char *state = container_hook_state(&st, STATUS_CREATING);
         if (run_runtime_hooks(spec, state, err) < 0)

@@ -1164,8 +1164,13 @@ int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *
     if (a->pod_sandbox)
         return create_member(g, a, sandbox, pid, err);
     cleanup_free char *pid_file = xasprintf("%s/pid", sandbox);
-    char *extra[] = {"create", "--bundle", sandbox, "--pid-file", pid_file, NULL, NULL, NULL};
+    /* `run` with nothing between create and start: runsc's own run, one
+     * process where create and start are two (each a Go start-up and a
+     * reload of runsc's state) */
+    char *extra[] = {a->run_now ? "run" : "create", "--bundle", sandbox, "--pid-file", pid_file, NULL, NULL, NULL, NULL};
     size_t n = 5;
+    if (a->run_now)
+        extra[n++] = "--detach";
     if (a->console_socket) {
         extra[n++] = "--console-socket";
         extra[n++] = (char *)a->console_socket;
@@ -1181,7 +1186,7 @@ int gvisor_create(const struct global_opts *g, const struct gvisor_create_args *
         return -1;
     if (status != 0) {
         cleanup_free char *why = runsc_last_error(a->state_dir);
-        return ac_error(err, 0, "tier %d: gVisor: runsc create exited %d: %s", a->tier, status, why);
+        return ac_error(err, 0, "tier %d: gVisor: runsc %s exited %d: %s", a->tier, extra[0], status, why);
     }
     /* a pod's sandbox: its user namespace, for the pod's containers */
     const char *role = spec_annotation(a->spec, "io.agentcage.pod-role");

@@ -57,6 +57,8 @@ struct gvisor_create_args {
     size_t n_uid_map, n_gid_map;
     const char *console_socket;
     bool foreground;            /* `run`: the sandbox is reparented to us, who wait for it */
+    bool run_now;               /* `run` with nothing to do between create and start (no prestart or
+                                 * createRuntime hook, no approval to use): one `runsc run --detach` */
     /* a pod's container: the pod's sandbox it is created into */
     const char *pod_sandbox;    /* its id */
     const char *pod_state_dir;  /* ROOT/SANDBOX-ID */

@@ -307,14 +307,25 @@ static int started(const struct global_opts *g, const struct container_state *st
     return 0;
 }
 
+static int start_container(const struct global_opts *g, const char *id, bool running, ac_error_t *err);
 int container_start(const struct global_opts *g, const char *id, ac_error_t *err)
+{
+    return start_container(g, id, false, err);
+}
+int container_start_running(const struct global_opts *g, const char *id, ac_error_t *err)
+{
+    return start_container(g, id, true, err);
+}
+
+static int start_container(const struct global_opts *g, const char *id, bool running, ac_error_t *err)
 {
     cleanup_close int lock = -1;
     cleanup_state struct container_state *st = NULL;
     enum container_status status;
     if (state_open(g, id, &lock, &st, &status, err) < 0)
         return -1;
-    if (status != STATUS_CREATED)
+    /* create's `runsc run` may have seen a short workload through already */
+    if (status != STATUS_CREATED && !(running && status == STATUS_STOPPED))
         return ac_error(err, 0, "cannot start container `%s`: it is %s, not created", id,
                         container_status_names[status]);
     /* A tier's wall-clock limit runs from start, and its refused syscalls
@@ -330,8 +341,9 @@ int container_start(const struct global_opts *g, const char *id, ac_error_t *err
     }
     cleanup_free char *fifo = xasprintf("%s/%s/exec.fifo", g->root, id);
     if (st->gvisor) {
-        /* runsc's sandbox starts its workload; the fifo only marked it created */
-        if (gvisor_start(g, st, err) < 0)
+        /* runsc's sandbox starts its workload (or did, in create's `runsc
+         * run`); the fifo only marked it created */
+        if (!running && gvisor_start(g, st, err) < 0)
             return -1;
         unlink(fifo);
         return started(g, st);
