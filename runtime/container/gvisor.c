@@ -1375,7 +1375,8 @@ int gvisor_exec(const struct global_opts *g, const struct container_state *st, c
 
 void gvisor_kill_sandbox(const char *cgroup_path)
 {
-    for (int i = 0; cgroup_path && cgroup_path[0] && i < 500; i++) {
+    /* 1 ms steps: the gofer and the stubs go within a few of the sentry */
+    for (int i = 0; cgroup_path && cgroup_path[0] && i < 5000; i++) {
         ac_error_t e = NULL;
         cleanup_free pid_t *pids = NULL;
         size_t n = 0;
@@ -1385,7 +1386,7 @@ void gvisor_kill_sandbox(const char *cgroup_path)
         }
         if (cgroup_kill_all(cgroup_path, SIGKILL, &e) < 0)
             ac_error_free(&e);
-        struct timespec ts = {0, 10 * 1000 * 1000};
+        struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);
     }
 }

@@ -330,7 +330,10 @@ static int start_container(const struct global_opts *g, const char *id, bool run
                         container_status_names[status]);
     /* A tier's wall-clock limit runs from start, and its refused syscalls
      * go to the watchdog: the watchdog first, so no workload outruns it. */
-    if (st->tier >= 0) {
+    /* (create's `runsc run`: a workload that has ended already, a zombie
+     * of ours, has nothing left to guard) */
+    bool ended = running && process_start_time(st->pid) != st->pid_start_time;
+    if (st->tier >= 0 && !ended) {
         if (watchdog_spawn(g, st, err) < 0 || state_save(g, st, err) < 0)
             return -1;
     }
