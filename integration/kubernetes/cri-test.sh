@@ -260,7 +260,7 @@ k_gvisor() {
         [ $t == 2 ] && extra="{\"io.agentcage.kernel\": \"gvisor\", \"io.agentcage.egress\": \"$EXT_IP:8080\"}"
         pod_json "gv$t" $t "$extra"
         p="$(run_pod "gv$t" agentcage)" || { note "tier $t: RunPodSandbox: $(head -c 300 "$W/gv$t.err")"; continue; }
-        ctr_json "gv$t" app 0 -- sh -c 'echo hello from gvisor; dmesg | grep -c "Starting gVisor"; sleep 300'
+        ctr_json "gv$t" app 0 -- sh -c 'echo hello from gvisor; uname -v | grep -c "Jan 10 15:06:54 PST 2016"; sleep 300'
         c="$(run_ctr "gv$t" "$p" app)" || { note "tier $t: $(head -c 300 "$W/gv$t.app.err")"; continue; }
         ctr_json "gv$t" side 0 -- sh -c 'echo side car; exit 3'
         c2="$(run_ctr "gv$t" "$p" side)" || { note "tier $t: $(head -c 300 "$W/gv$t.side.err")"; continue; }
@@ -269,7 +269,7 @@ k_gvisor() {
         want "t${t}_side_logs" "side car" "$(pod_log "gv$t" side)"
         want "t${t}_app_logs" "hello from gvisor|1" "$(pod_log "gv$t" app)"
         want "t${t}_running" CONTAINER_RUNNING "$(cstate "$c")"
-        want "t${t}_exec_kernel" 1 "$(CRI exec "$c" -- sh -c 'dmesg | grep -c "Starting gVisor"' 2>&1)"
+        want "t${t}_exec_kernel" 1 "$(CRI exec "$c" -- sh -c 'uname -v | grep -c "Jan 10 15:06:54 PST 2016"' 2>&1)"
         want "t${t}_exec_readonly_root" refused "$(CRI exec "$c" -- sh -c 'touch /x 2>/dev/null && echo written || echo refused' 2>&1)"
         CRI exec "$c" -- sh -c 'exit 4' > /dev/null 2>&1
         want "t${t}_exec_exit_code" 4 "$?"

@@ -47,6 +47,7 @@
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/container/gvisor.h"
 #include "runtime/linux/rootfs.h"
+#include "runtime/linux/tier_seccomp.h"
 #include "runtime/linux/userns.h"
 #include "runtime/util/utils.h"
 #include "tier-annotations/tier_internal.h" /* tj_*: the effective tree edited for runsc */
@@ -551,6 +552,48 @@ static void last_mount_wins(yajl_val mounts)
     }
 }
 
+/* Does a config's own seccomp profile let this syscall through at all
+ * (its default, or any rule naming it, allows)? */
+static bool profile_allows(yajl_val profile, const char *name)
+{
+    const char *dflt = tj_get_str(profile, "defaultAction");
+    if (dflt && (strcmp(dflt, "SCMP_ACT_ALLOW") == 0 || strcmp(dflt, "SCMP_ACT_LOG") == 0))
+        return true;
+    yajl_val rules = tj_get(profile, "syscalls");
+    for (size_t i = 0; YAJL_IS_ARRAY(rules) && i < rules->u.array.len; i++) {
+        const char *action = tj_get_str(rules->u.array.values[i], "action");
+        yajl_val names = tj_get(rules->u.array.values[i], "names");
+        if (!action || (strcmp(action, "SCMP_ACT_ALLOW") != 0 && strcmp(action, "SCMP_ACT_LOG") != 0))
+            continue;
+        for (size_t k = 0; YAJL_IS_ARRAY(names) && k < names->u.array.len; k++)
+            if (YAJL_IS_STRING(names->u.array.values[k]) && strcmp(names->u.array.values[k]->u.string, name) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* The tier's allow-list as the profile runsc applies inside gVisor
+ * (--oci-seccomp); a config's own profile only narrows it: a syscall that
+ * profile refuses outright is not allowed either (its conditions are not
+ * carried over: the tier's hold). */
+static int tier_seccomp_profile(yajl_val lx, int tier, ac_error_t *err)
+{
+    yajl_val tier_profile = yajl_tree_parse(tier_oci_seccomp[tier], NULL, 0);
+    if (tier_profile == NULL)
+        return ac_error(err, 0, "gVisor: the tier %d seccomp profile does not parse", tier);
+    yajl_val own = tj_get(lx, "seccomp");
+    yajl_val rules = tj_get(tier_profile, "syscalls");
+    for (size_t i = rules->u.array.len; YAJL_IS_OBJECT(own) && i-- > 0;) {
+        yajl_val names = tj_get(rules->u.array.values[i], "names");
+        const char *action = tj_get_str(rules->u.array.values[i], "action");
+        if (action && strcmp(action, "SCMP_ACT_ALLOW") == 0 && YAJL_IS_ARRAY(names) && names->u.array.len == 1 &&
+            !profile_allows(own, names->u.array.values[0]->u.string))
+            tj_remove_at(rules, i);
+    }
+    tj_set(lx, "seccomp", tier_profile);
+    return 0;
+}
+
 /* The effective config, as runsc runs it: our rootfs, no hooks (create
  * runs the tier's own), no cgroup or user namespace of its own, and the
  * masks as mounts. */
@@ -569,6 +612,10 @@ static char *sandbox_config(const struct gvisor_create_args *a, const char *root
     /* runsc runs inside the container's user namespace and cgroup
      * (gvisor_create): neither is runsc's to make */
     yajl_val lx = tj_get_object(tree, "linux");
+    if (tier_seccomp_profile(lx, a->tier, err) < 0) {
+        yajl_tree_free(tree);
+        return NULL;
+    }
     tj_remove(lx, "cgroupsPath");
     tj_remove(lx, "uidMappings");
     tj_remove(lx, "gidMappings");

@@ -20,6 +20,10 @@ struct tier_filter {
 /* Indexed by tier, 0..3 (generated). */
 extern const struct tier_filter tier_filters[4];
 
+/* The same filters as OCI linux.seccomp objects (JSON), refusals EPERM:
+ * for runsc, which applies the config's profile inside gVisor. */
+extern const char *const tier_oci_seccomp[4];
+
 /* The tiers whose refusals are counted (through the listener). */
 #define TIER_SECCOMP_COUNTED(tier) ((tier) >= 1)
 

@@ -250,6 +250,39 @@ static void emit_tier(int tier, bool notify, size_t *len_out)
     *len_out = n;
 }
 
+/* One tier's filter as an OCI linux.seccomp object (a C string literal),
+ * for a runtime that applies the config's profile itself (runsc
+ * --oci-seccomp under gVisor): refusals fail with EPERM. */
+static void emit_oci(int tier)
+{
+    printf("    \"{\\\"defaultAction\\\":\\\"SCMP_ACT_ERRNO\\\",\\\"defaultErrnoRet\\\":%d,"
+           "\\\"architectures\\\":[\\\"SCMP_ARCH_X86_64\\\"],\\\"syscalls\\\":[\"\n", EPERM);
+    bool first = true;
+    for (size_t i = 0; i < n_rules; i++) {
+        const struct rule *r = &rules[i];
+        if (!(r->tiers & (1u << tier)) || r->action == ACT_DENY)
+            continue;
+        printf("    \"%s{\\\"names\\\":[\\\"%s\\\"],\\\"action\\\":\\\"%s\\\"", first ? "" : ",", r->name,
+               r->action == ACT_ALLOW ? "SCMP_ACT_ALLOW" : "SCMP_ACT_ERRNO");
+        if (r->action == ACT_ENOSYS)
+            printf(",\\\"errnoRet\\\":%d", ENOSYS);
+        printf(",\\\"args\\\":[");
+        for (unsigned k = 0; k < r->n_conds; k++) {
+            const struct scmp_arg_cmp *c = &r->conds[k];
+            bool masked = c->op == SCMP_CMP_MASKED_EQ;
+            if (!masked && c->op != SCMP_CMP_EQ)
+                die(r->line, "only == and &mask== conditions have an OCI form");
+            /* OCI (runc, runsc): a masked comparison's mask is value, its datum valueTwo */
+            printf("%s{\\\"index\\\":%u,\\\"value\\\":%llu,\\\"valueTwo\\\":%llu,\\\"op\\\":\\\"%s\\\"}", k ? "," : "",
+                   c->arg, (unsigned long long)c->datum_a, masked ? (unsigned long long)c->datum_b : 0ULL,
+                   masked ? "SCMP_CMP_MASKED_EQ" : "SCMP_CMP_EQ");
+        }
+        printf("]}\"\n");
+        first = false;
+    }
+    printf("    \"]}\",\n");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -268,6 +301,10 @@ int main(int argc, char **argv)
     printf("const struct tier_filter tier_filters[%d] = {\n", TIERS);
     for (int t = 0; t < TIERS; t++)
         printf("    {tier%d_filter, %zu, tier%d_notify, %zu},\n", t, lens[t], t, notify_lens[t]);
+    printf("};\n\n");
+    printf("const char *const tier_oci_seccomp[%d] = {\n", TIERS);
+    for (int t = 0; t < TIERS; t++)
+        emit_oci(t);
     printf("};\n");
     if (fflush(stdout) != 0 || ferror(stdout))
         die(0, "write: %s", strerror(errno));
