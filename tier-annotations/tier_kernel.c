@@ -33,11 +33,6 @@ int tier_map_kernel(struct tier_ctx *c, ac_error_t *err)
      * the config runsc gets); create checks that the sandbox a container
      * names is a live gVisor pod sandbox of agentcage's with this tier's
      * network. */
-    /* the secrets are files the init writes inside; under gVisor there is
-     * no init of agentcage's in the container to write and expire them */
-    if (tj_get_str(annotations, "io.agentcage.credentials"))
-        return tier_refuse(c, err, "io.agentcage.credentials under gVisor: task-scoped credentials need the namespace "
-                                   "tiers' init");
     tj_set(tj_get_object(c->config, "annotations"), "io.agentcage.kernel", tj_new_string("gvisor"));
     tier_decide(c,
                 "kernel: gVisor (%s --platform=%s): the workload's system calls are served by gVisor's user-space "

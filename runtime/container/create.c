@@ -1049,6 +1049,15 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             audit_refusal(g, id, err);
             goto out;
         }
+        /* a tier's credentials: files the gofer serves read-only at /run/secrets */
+        if (spec_annotation(spec, "io.agentcage.credentials")) {
+            c.credentials_issued = true;
+            if (credentials_issue(g, c.state_dir, id, tier, spec, timeout_ms, &secrets, &n_secrets, err) < 0 ||
+                gvisor_secrets(c.state_dir, spec, secrets, n_secrets, c.root_uid, c.root_gid, err) < 0) {
+                audit_refusal(g, id, err);
+                goto out;
+            }
+        }
         cleanup_free char *fifo = xasprintf("%s/exec.fifo", c.state_dir);
         if (mkfifo(fifo, 0600) < 0) { /* created until start, as for every container */
             ac_error(err, errno, "mkfifo `%s`", fifo);

@@ -326,8 +326,12 @@ int credentials_expire(const struct global_opts *g, const char *state_dir, const
     for (size_t i = 0; i < n; i++) {
         if (list[i].revoked || list[i].expires > now)
             continue;
-        /* the file first, inside the container's mount namespace, then the broker */
-        pid_t child = fork();
+        /* the file first, inside the container's mount namespace (under
+         * gVisor: in the secrets' tmpfs on the host, which its gofer
+         * serves), then the broker */
+        cleanup_free char *host = xasprintf("%s/secrets/%s", state_dir, list[i].name);
+        cleanup_free char *host_dir = xasprintf("%s/secrets", state_dir);
+        pid_t child = access(host_dir, F_OK) == 0 ? (unlink(host) == 0 || errno == ENOENT ? -2 : -3) : fork();
         if (child == 0) {
             cleanup_free char *ns = xasprintf("/proc/%d/ns/mnt", init_pid);
             int fd = open(ns, O_RDONLY | O_CLOEXEC);
@@ -336,11 +340,11 @@ int credentials_expire(const struct global_opts *g, const char *state_dir, const
             cleanup_free char *file = xasprintf("/run/secrets/%s", list[i].name);
             _exit(unlink(file) == 0 || errno == ENOENT ? 0 : 1);
         }
-        int status = 1;
+        int status = child == -2 ? 0 : 1;
         if (child > 0)
             while (waitpid(child, &status, 0) < 0 && errno == EINTR)
                 ;
-        if (child < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        if (child == -3 || child == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
             ac_warn("credential %s of %s: remove /run/secrets/%s failed", list[i].name, id, list[i].name);
         revoke_one(g, id, list[i].name, "ttl");
         list[i].revoked = 1;

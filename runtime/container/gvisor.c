@@ -46,6 +46,7 @@
 
 #include "runtime/cgroup/cgroup.h"
 #include "runtime/container/gvisor.h"
+#include "runtime/linux/init.h" /* struct credential_secret */
 #include "runtime/linux/rootfs.h"
 #include "runtime/linux/tier_seccomp.h"
 #include "runtime/linux/userns.h"
@@ -626,12 +627,22 @@ static char *sandbox_config(const struct gvisor_create_args *a, const char *root
             tj_remove_at(namespaces, i);
     }
     yajl_val mounts = tj_get_array(tree, "mounts");
-    /* the sources create rewrote (a writable host folder's capped overlay) */
+    /* the sources create rewrote (a writable host folder's capped overlay,
+     * the credentials' tmpfs, now a bind: read-only) */
     for (size_t i = 0; i < mounts->u.array.len && i < a->spec->n_mounts; i++) {
         const char *source = a->spec->mounts[i].source;
         const char *was = tj_get_str(mounts->u.array.values[i], "source");
         if (source && (was == NULL || strcmp(source, was) != 0))
             tj_set(mounts->u.array.values[i], "source", tj_new_string(source));
+        const char *type = tj_get_str(mounts->u.array.values[i], "type");
+        if (is_bind(&a->spec->mounts[i]) && type && strcmp(type, "tmpfs") == 0) {
+            static const char *const ro[] = {"rbind", "ro", "nosuid", "nodev", "noexec", NULL};
+            tj_set(mounts->u.array.values[i], "type", tj_new_string("bind"));
+            yajl_val opts = tj_new_array();
+            for (const char *const *o = ro; *o; o++)
+                tj_push(opts, tj_new_string(*o));
+            tj_set(mounts->u.array.values[i], "options", opts);
+        }
     }
     /* runsc's read-only bind is read-only all the way down (its mounts of
      * the host's files do not carry their submounts' flags): the
@@ -657,6 +668,34 @@ static char *sandbox_config(const struct gvisor_create_args *a, const char *root
     char *json = tier_tree_to_json(tree, false);
     yajl_tree_free(tree);
     return json;
+}
+
+/* ---- credentials ----------------------------------------------------------- */
+
+int gvisor_secrets(const char *state_dir, struct oci_spec *spec, struct credential_secret *secrets, size_t n,
+                   uint32_t uid, uint32_t gid, ac_error_t *err)
+{
+    struct oci_mount *m = NULL;
+    for (size_t i = 0; i < spec->n_mounts; i++)
+        if (spec->mounts[i].destination && strcmp(spec->mounts[i].destination, "/run/secrets") == 0)
+            m = &spec->mounts[i];
+    if (m == NULL)
+        return ac_error(err, 0, "credentials: no /run/secrets mount in the effective config");
+    cleanup_free char *dir = xasprintf("%s/secrets", state_dir);
+    cleanup_free char *opts = xasprintf("mode=0500,uid=%u,gid=%u,size=1m", uid, gid);
+    if (mkdir(dir, 0700) < 0 || mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+        return ac_error(err, errno, "credentials: the secrets' tmpfs `%s`", dir);
+    for (size_t i = 0; i < n; i++) {
+        cleanup_free char *path = xasprintf("%s/%s", dir, secrets[i].name);
+        cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+        const char *v = secrets[i].secret;
+        if (fd < 0 || write_all(fd, v, strlen(v)) < 0 || fchown(fd, uid, gid) < 0)
+            return ac_error(err, errno, "credential %s: write `%s`", secrets[i].name, path);
+        explicit_bzero(secrets[i].secret, strlen(v));
+    }
+    m->type = spec_strdup(spec, "bind");
+    m->source = spec_strdup(spec, dir);
+    return 0;
 }
 
 /* ---- the verbs ------------------------------------------------------------ */
@@ -789,6 +828,10 @@ static void remove_sandbox_folder(const char *folder)
 
 void gvisor_remove_sandbox(const char *state_dir)
 {
+    /* the credentials' tmpfs (its secrets gone with it) */
+    cleanup_free char *secrets = xasprintf("%s/secrets", state_dir);
+    if (umount2(secrets, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+        ac_warn("gVisor: unmount `%s`: %s", secrets, strerror(errno));
     cleanup_free char *link = xasprintf("%s/sandbox", state_dir);
     char target[PATH_MAX];
     ssize_t n = readlink(link, target, sizeof(target) - 1);

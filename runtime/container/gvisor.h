@@ -66,6 +66,14 @@ struct gvisor_create_args {
     pid_t pod_pid;              /* its sandbox process (in the pod's user namespace) */
     struct oci_idmap pod_maps[2][8]; /* storage for uid_map/gid_map read from the pod */
 };
+/* A tier's credentials under gVisor: the secrets as files of a tmpfs at
+ * ROOT/ID/secrets (0500, files 0400, the container root's), and the
+ * mapping's /run/secrets tmpfs made a read-only bind of it, which runsc's
+ * gofer serves (a file the expirer removes there is gone inside too). */
+struct credential_secret;
+int gvisor_secrets(const char *state_dir, struct oci_spec *spec, struct credential_secret *secrets, size_t n,
+                   uint32_t uid, uint32_t gid, ac_error_t *err);
+
 /* A pod's container: the pod's user namespace maps (uid_map, gid_map and
  * root_uid/gid of a), as its sandbox's create recorded them. */
 int gvisor_pod_ids(struct gvisor_create_args *a, ac_error_t *err);
@@ -90,7 +98,7 @@ int gvisor_exec(const struct global_opts *g, const struct container_state *st, c
  * is empty, so the cgroup can be removed. */
 void gvisor_kill_sandbox(const char *cgroup_path);
 /* At delete and create's rollback, once the sandbox is dead: the views
- * unmounted, the sandbox's folder removed (left, with a warning, when a
+ * and the credentials' tmpfs unmounted, the sandbox's folder removed (left, with a warning, when a
  * view cannot be unmounted). */
 void gvisor_remove_sandbox(const char *state_dir);
 /* At delete of a pod's container: `runsc delete --force` of it in the
