@@ -180,6 +180,26 @@ broker_conf() {
     export AGENTCAGE_CONF="$T/agentcage.conf"
 }
 
+# run_with_a_short_credential: $BUNDLE (printing /run/secrets/gh, its
+# listing and the environment, then the file again after the ttl) created
+# and started as $CID; its output in $OUT: the secret as the container
+# root's 0400 file only, gone after the ttl and revoked at the broker
+run_with_a_short_credential() {
+    trt create --bundle "$BUNDLE" "$CID" > "$T/out" 2>&1 < /dev/null || fail "create: $(cat "$T/out")"
+    track_pid "$(cpid "$CID")"
+    assert_not_contains "$(cat "$ROOT/$CID/state.json" "$ROOT/$CID/config.json" "$ROOT/$CID/credentials")" TOKEN-SEKRIT \
+        "the state holds the secret"
+    ok trt start "$CID"
+    local i
+    for i in $(seq 150); do [ "$(cstatus "$CID")" == stopped ] && break; sleep 0.1; done
+    OUT="$(cat "$T/out")"
+    assert_eq "$(echo "$OUT" | head -1)" TOKEN-SEKRIT-4242 "the secret as a file: $OUT"
+    assert_match "$OUT" '-r-------- +1 0 +0 ' "mode 0400, the container root's"
+    assert_eq "$(echo "$OUT" | grep -c TOKEN-SEKRIT)" 1 "the secret only in the file (not the environment)"
+    assert_contains "$OUT" gone "the file is gone after the ttl"
+    grep -q "^revoke $CID$" "$T/broker/gh.log" || fail "not revoked at the ttl: $(cat "$T/broker/gh.log")"
+}
+
 test_credentials_from_a_broker_expire_and_are_revoked() {
     broker_conf
     # without the broker the way to hand a token in is the environment:
@@ -193,19 +213,7 @@ test_credentials_from_a_broker_expire_and_are_revoked() {
     CID="$(new_id)"; make_bundle "$CID" /bin/true
     cfg '.process.args = ["/bin/sh", "-c", "cat /run/secrets/gh; echo; ls -ln /run/secrets; cat /proc/self/environ /proc/1/environ | tr \"\\0\" \"\\n\"; sleep 5; cat /run/secrets/gh || echo gone"]'
     cfg '.annotations = {"io.agentcage.tier": "2", "io.agentcage.credentials": "gh=3s"}'
-    trt create --bundle "$BUNDLE" "$CID" > "$T/out" 2>&1 < /dev/null || fail "create: $(cat "$T/out")"
-    track_pid "$(cpid "$CID")"
-    assert_not_contains "$(cat "$ROOT/$CID/state.json" "$ROOT/$CID/config.json" "$ROOT/$CID/credentials")" TOKEN-SEKRIT \
-        "the state holds the secret"
-    ok trt start "$CID"
-    local i
-    for i in $(seq 100); do [ "$(cstatus "$CID")" == stopped ] && break; sleep 0.1; done
-    OUT="$(cat "$T/out")"
-    assert_eq "$(echo "$OUT" | head -1)" TOKEN-SEKRIT-4242 "the secret as a file"
-    assert_match "$OUT" '-r-------- +1 0 +0 ' "mode 0400, the container root's"
-    assert_eq "$(echo "$OUT" | grep -c TOKEN-SEKRIT)" 1 "the secret only in the file (not the environment)"
-    assert_contains "$OUT" gone "the file is gone after the ttl"
-    grep -q "^revoke $CID$" "$T/broker/gh.log" || fail "not revoked at the ttl: $(cat "$T/broker/gh.log")"
+    run_with_a_short_credential
     ok trt delete "$CID"
     assert_eq "$(grep -c "revoke $CID" "$T/broker/gh.log")" 1 "revoked once"
     assert_not_contains "$(cat "$T/state/audit.jsonl")" TOKEN-SEKRIT "the audit trail holds the secret"
