@@ -237,6 +237,9 @@ test_gvisor_lifecycle_verbs() {
     assert_contains "$OUT" "$GV_UNAME" "exec runs under gVisor"
     assert_contains "$OUT" "C" "exec keeps LANG"
     assert_not_contains "$OUT" ghp_FAKE "exec's credential variable"
+    # descriptors beyond stdio cannot reach a process in gVisor: one line
+    assert_exit 255 rt exec --preserve-fds 1 "$id" /bin/true
+    assert_contains "$OUT" "runsc exec hands the process its stdio only" "exec --preserve-fds under gVisor"
     # detached exec with a pid file: the pid is a process of ours to wait for
     ok rt exec --detach --pid-file "$T/exec.pid" "$id" /bin/sleep 0.3
     [ -s "$T/exec.pid" ] || fail "no exec pid file"

@@ -1408,7 +1408,8 @@ int gvisor_exec(const struct global_opts *g, const struct container_state *st, c
     if (process->terminal && !o->console_socket)
         return ac_error(err, 0, "exec: a terminal under gVisor needs --console-socket");
     if (o->preserve_fds > 0)
-        return ac_error(err, 0, "exec: --preserve-fds under gVisor is not supported");
+        return ac_error(err, 0, "exec: --preserve-fds under gVisor: runsc exec hands the process its stdio only "
+                                "(it has no --preserve-fds)");
     cleanup_free char *dir = state_dir_path(g, st->id);
     cleanup_free char *sandbox = sandbox_path(dir);
     cleanup_free char *path = xasprintf("%s/exec-%d.json", sandbox, getpid());
