@@ -60,6 +60,12 @@ test_gvisor_tier_seccomp_inside() {
         assert_contains "$OUT" end "tier 1 under gVisor ran ($own): $OUT"
         assert_eq "$(echo "$OUT" | head -3 | tr '\n' ' ')" "EPERM EPERM EPERM " "tier 1 under gVisor, bundle profile $own"
     done
+    # a bundle's profile that refuses what the tier allows narrows it
+    ATTACK_KERNEL=gvisor attack 1 /bin/probe syscall mkdir /workspace/d
+    assert_eq "$OUT" ok "tier 1 under gVisor: mkdir"
+    cfg '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO"}]}'
+    OUT="$(rt run --bundle "$BUNDLE" "$CID" 2>&1 < /dev/null)"
+    assert_eq "$OUT" EPERM "tier 1 under gVisor with a profile that refuses mkdir"
 }
 
 # ---------------------------------------------------------------- the tier attacks under gVisor

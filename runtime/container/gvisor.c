@@ -553,24 +553,31 @@ static void last_mount_wins(yajl_val mounts)
     }
 }
 
-/* Does a config's own seccomp profile let this syscall through at all
- * (its default, or any rule naming it, allows)? */
+static bool lets_through(const char *action)
+{
+    return action && (strcmp(action, "SCMP_ACT_ALLOW") == 0 || strcmp(action, "SCMP_ACT_LOG") == 0);
+}
+
+/* Does a config's own seccomp profile let this syscall through at all?
+ * Not when a rule without conditions refuses it; else when its default or
+ * any rule naming it allows. */
 static bool profile_allows(yajl_val profile, const char *name)
 {
-    const char *dflt = tj_get_str(profile, "defaultAction");
-    if (dflt && (strcmp(dflt, "SCMP_ACT_ALLOW") == 0 || strcmp(dflt, "SCMP_ACT_LOG") == 0))
-        return true;
+    bool allowed = lets_through(tj_get_str(profile, "defaultAction"));
     yajl_val rules = tj_get(profile, "syscalls");
     for (size_t i = 0; YAJL_IS_ARRAY(rules) && i < rules->u.array.len; i++) {
-        const char *action = tj_get_str(rules->u.array.values[i], "action");
-        yajl_val names = tj_get(rules->u.array.values[i], "names");
-        if (!action || (strcmp(action, "SCMP_ACT_ALLOW") != 0 && strcmp(action, "SCMP_ACT_LOG") != 0))
-            continue;
-        for (size_t k = 0; YAJL_IS_ARRAY(names) && k < names->u.array.len; k++)
-            if (YAJL_IS_STRING(names->u.array.values[k]) && strcmp(names->u.array.values[k]->u.string, name) == 0)
-                return true;
+        yajl_val rule = rules->u.array.values[i], names = tj_get(rule, "names"), args = tj_get(rule, "args");
+        bool through = lets_through(tj_get_str(rule, "action"));
+        bool conditional = YAJL_IS_ARRAY(args) && args->u.array.len > 0;
+        for (size_t k = 0; YAJL_IS_ARRAY(names) && k < names->u.array.len; k++) {
+            if (!YAJL_IS_STRING(names->u.array.values[k]) || strcmp(names->u.array.values[k]->u.string, name) != 0)
+                continue;
+            if (!through && !conditional)
+                return false;
+            allowed |= through;
+        }
     }
-    return false;
+    return allowed;
 }
 
 /* The tier's allow-list as the profile runsc applies inside gVisor
@@ -587,8 +594,12 @@ static int tier_seccomp_profile(yajl_val lx, int tier, ac_error_t *err)
     for (size_t i = rules->u.array.len; YAJL_IS_OBJECT(own) && i-- > 0;) {
         yajl_val names = tj_get(rules->u.array.values[i], "names");
         const char *action = tj_get_str(rules->u.array.values[i], "action");
-        if (action && strcmp(action, "SCMP_ACT_ALLOW") == 0 && YAJL_IS_ARRAY(names) && names->u.array.len == 1 &&
-            !profile_allows(own, names->u.array.values[0]->u.string))
+        if (!action || strcmp(action, "SCMP_ACT_ALLOW") != 0 || !YAJL_IS_ARRAY(names))
+            continue;
+        for (size_t k = names->u.array.len; k-- > 0;)
+            if (!profile_allows(own, names->u.array.values[k]->u.string))
+                tj_remove_at(names, k);
+        if (names->u.array.len == 0)
             tj_remove_at(rules, i);
     }
     tj_set(lx, "seccomp", tier_profile);

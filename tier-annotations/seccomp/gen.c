@@ -257,12 +257,22 @@ static void emit_oci(int tier)
 {
     printf("    \"{\\\"defaultAction\\\":\\\"SCMP_ACT_ERRNO\\\",\\\"defaultErrnoRet\\\":%d,"
            "\\\"architectures\\\":[\\\"SCMP_ARCH_X86_64\\\"],\\\"syscalls\\\":[\"\n", EPERM);
+    /* the unconditional allows as one rule (fewer rules for runsc to hold) */
+    printf("    \"{\\\"action\\\":\\\"SCMP_ACT_ALLOW\\\",\\\"names\\\":[");
     bool first = true;
     for (size_t i = 0; i < n_rules; i++) {
         const struct rule *r = &rules[i];
-        if (!(r->tiers & (1u << tier)) || r->action == ACT_DENY)
+        if (!(r->tiers & (1u << tier)) || r->action != ACT_ALLOW || r->n_conds)
             continue;
-        printf("    \"%s{\\\"names\\\":[\\\"%s\\\"],\\\"action\\\":\\\"%s\\\"", first ? "" : ",", r->name,
+        printf("%s\\\"%s\\\"", first ? "" : ",", r->name);
+        first = false;
+    }
+    printf("]}\"\n");
+    for (size_t i = 0; i < n_rules; i++) {
+        const struct rule *r = &rules[i];
+        if (!(r->tiers & (1u << tier)) || r->action == ACT_DENY || (r->action == ACT_ALLOW && !r->n_conds))
+            continue;
+        printf("    \",{\\\"names\\\":[\\\"%s\\\"],\\\"action\\\":\\\"%s\\\"", r->name,
                r->action == ACT_ALLOW ? "SCMP_ACT_ALLOW" : "SCMP_ACT_ERRNO");
         if (r->action == ACT_ENOSYS)
             printf(",\\\"errnoRet\\\":%d", ENOSYS);
@@ -278,7 +288,6 @@ static void emit_oci(int tier)
                    masked ? "SCMP_CMP_MASKED_EQ" : "SCMP_CMP_EQ");
         }
         printf("]}\"\n");
-        first = false;
     }
     printf("    \"]}\",\n");
 }
