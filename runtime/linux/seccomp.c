@@ -3,7 +3,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -15,6 +19,10 @@
 struct seccomp_prepared {
     scmp_filter_ctx ctx;
     bool uses_notify; /* some rule (or the default) is SCMP_ACT_NOTIFY */
+    /* libseccomp's program with the -ENOSYS stub in front, loaded instead
+     * of ctx when set (see enosys_stub) */
+    struct sock_filter *program;
+    size_t program_len;
 };
 
 static const struct {
@@ -177,12 +185,208 @@ static int add_syscalls(struct seccomp_prepared *p, size_t index, const struct o
     return 0;
 }
 
+/* The -ENOSYS stub (runc's behaviour for a plain container). A profile
+ * names the syscalls its author knew; a syscall newer than all of them
+ * (clone3, a future one) should look absent to the program, which then
+ * falls back to an older call, instead of failing with the default
+ * action's errno or being killed. So, per architecture of the filter, a
+ * syscall number above the largest one the profile names gets ENOSYS; all
+ * others go on to libseccomp's program. Not used when the default action
+ * allows (nothing to fall back from) or already is ENOSYS. */
+
+/* The architectures the stub distinguishes, by the kernel's audit value:
+ * x32 shares x86_64's and is told apart by the syscall number's bit 30. */
+#define X32_SYSCALL_BIT 0x40000000u
+#define NO_SYSCALL_NAMED UINT32_MAX /* "nr > this" never holds */
+
+struct stub_arch {
+    uint32_t audit;
+    uint32_t last;     /* largest syscall number named (x86_64: of x86_64) */
+    uint32_t last_x32; /* AUDIT_ARCH_X86_64 only: largest x32 number */
+};
+
+/* The largest number any of the profile's syscall names has on arch, or
+ * NO_SYSCALL_NAMED; libseccomp's negative pseudo numbers (a syscall that
+ * this arch lacks or multiplexes) do not count. */
+static uint32_t last_named_syscall(const struct oci_seccomp *seccomp, uint32_t arch)
+{
+    bool found = false;
+    uint32_t last = 0;
+    for (size_t i = 0; i < seccomp->n_syscalls; i++)
+        for (size_t j = 0; j < seccomp->syscalls[i].n_names; j++) {
+            int nr = seccomp_syscall_resolve_name_arch(arch, seccomp->syscalls[i].names[j]);
+            if (nr < 0)
+                continue;
+            if (!found || (uint32_t) nr > last)
+                last = nr;
+            found = true;
+        }
+    return found ? last : NO_SYSCALL_NAMED;
+}
+
+static struct stub_arch *stub_arch_for(struct stub_arch *archs, size_t *n, uint32_t audit)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (archs[i].audit == audit)
+            return &archs[i];
+    archs[*n] = (struct stub_arch){ audit, NO_SYSCALL_NAMED, NO_SYSCALL_NAMED };
+    return &archs[(*n)++];
+}
+
+/* Instructions of one architecture's section (see build_enosys_stub). */
+static size_t stub_section_len(const struct stub_arch *a)
+{
+    if (a->audit == SCMP_ARCH_X86_64)
+        return 4; /* ld nr; jset x32; jgt x86_64; jgt x32 */
+    if (a->audit == SCMP_ARCH_S390 || a->audit == SCMP_ARCH_S390X)
+        return 3; /* ld nr; jeq 0 (s390's multiplexer: an unknown number arrives as 0); jgt */
+    return 2;     /* ld nr; jgt */
+}
+
+/* A conditional jump's offset from the instruction at pc to target. */
+static int jump_to(size_t pc, size_t target, uint8_t *out, ac_error_t *err)
+{
+    size_t off = target - (pc + 1);
+    if (target <= pc || off > 255)
+        return ac_error(err, 0, "seccomp: the -ENOSYS stub has a jump out of range");
+    *out = (uint8_t) off;
+    return 0;
+}
+
+/* Layout, with every path ending at ENOSYS or at libseccomp's program
+ * (which loads what it needs itself):
+ *     ld [arch]; jeq ARCH_i -> section_i (one per arch); ja program
+ *     section_i: ld [nr]; ... jgt LAST_i -> enosys, else -> program
+ *     enosys: ret ERRNO(ENOSYS)
+ *     program: ... */
+static int build_enosys_stub(const struct stub_arch *archs, size_t n_archs, struct sock_filter **out,
+                             size_t *out_len, ac_error_t *err)
+{
+    size_t len = 1 + n_archs + 1, section[32];
+    for (size_t i = 0; i < n_archs; i++) {
+        section[i] = len;
+        len += stub_section_len(&archs[i]);
+    }
+    size_t enosys = len++, program = len;
+    cleanup_free struct sock_filter *f = xcalloc(len, sizeof(*f));
+    size_t pc = 0;
+    uint8_t jt = 0, jf = 0;
+
+    f[pc++] = (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+    for (size_t i = 0; i < n_archs; i++, pc++) {
+        if (jump_to(pc, section[i], &jt, err) < 0)
+            return -1;
+        f[pc] = (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, archs[i].audit, jt, 0);
+    }
+    f[pc] = (struct sock_filter) BPF_STMT(BPF_JMP | BPF_JA | BPF_K, (uint32_t) (program - pc - 1));
+    pc++;
+    for (size_t i = 0; i < n_archs; i++) {
+        const struct stub_arch *a = &archs[i];
+        f[pc++] = (struct sock_filter) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+        if (a->audit == SCMP_ARCH_X86_64) /* bit 30 set: x32, the last of the section */
+            f[pc++] = (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, X32_SYSCALL_BIT, 1, 0);
+        if (a->audit == SCMP_ARCH_S390 || a->audit == SCMP_ARCH_S390X) {
+            if (jump_to(pc, enosys, &jt, err) < 0)
+                return -1;
+            f[pc++] = (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, jt, 0);
+        }
+        uint32_t lasts[2] = { a->last, a->last_x32 };
+        for (size_t k = 0; k < (a->audit == SCMP_ARCH_X86_64 ? 2u : 1u); k++, pc++) {
+            if (jump_to(pc, enosys, &jt, err) < 0 || jump_to(pc, program, &jf, err) < 0)
+                return -1;
+            f[pc] = (struct sock_filter) BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, lasts[k], jt, jf);
+        }
+    }
+    f[pc++] = (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+    *out = ac_steal_ptr(&f);
+    *out_len = pc;
+    return 0;
+}
+
+static bool enosys_stub_wanted(uint32_t default_action)
+{
+    /* a tracer is expected to handle new syscalls itself (as runc says) */
+    bool traced = (default_action & 0xffff0000u) == SCMP_ACT_TRACE(0);
+    return default_action != SCMP_ACT_ALLOW && default_action != SCMP_ACT_LOG && !traced &&
+           default_action != SCMP_ACT_ERRNO(ENOSYS);
+}
+
+/* libseccomp's program for p->ctx with the stub in front, in p->program. */
+static int add_enosys_stub(struct seccomp_prepared *p, const struct oci_seccomp *seccomp, ac_error_t *err)
+{
+    struct stub_arch archs[32];
+    size_t n_archs = 0;
+    /* the native architecture is always in the filter, named or not */
+    uint32_t tokens[32] = { seccomp_arch_native() }, n_tokens = 1;
+    for (size_t i = 0; i < seccomp->n_architectures && n_tokens < 32; i++)
+        for (size_t t = 0; t < sizeof(arch_table) / sizeof(arch_table[0]); t++)
+            if (strcmp(arch_table[t].name, seccomp->architectures[i]) == 0)
+                tokens[n_tokens++] = arch_table[t].token;
+    for (size_t i = 0; i < n_tokens; i++) {
+        uint32_t last = last_named_syscall(seccomp, tokens[i]);
+        struct stub_arch *a = stub_arch_for(archs, &n_archs, tokens[i] == SCMP_ARCH_X32 ? SCMP_ARCH_X86_64 : tokens[i]);
+        if (tokens[i] == SCMP_ARCH_X32)
+            a->last_x32 = last;
+        else
+            a->last = last;
+    }
+
+    cleanup_free struct sock_filter *stub = NULL;
+    size_t stub_len;
+    if (build_enosys_stub(archs, n_archs, &stub, &stub_len, err) < 0)
+        return -1;
+
+    cleanup_close int fd = memfd_create("agentcage-seccomp", MFD_CLOEXEC);
+    if (fd < 0)
+        return ac_error(err, errno, "seccomp: memfd_create");
+    int ret = seccomp_export_bpf(p->ctx, fd);
+    if (ret < 0)
+        return ac_error(err, -ret, "seccomp: export the filter");
+    off_t size = lseek(fd, 0, SEEK_END);
+    if (size <= 0 || size % sizeof(struct sock_filter) != 0)
+        return ac_error(err, 0, "seccomp: libseccomp exported a program of %lld bytes", (long long) size);
+    size_t n = size / sizeof(struct sock_filter);
+    if (stub_len + n > BPF_MAXINSNS)
+        return ac_error(err, 0, "seccomp: the filter has too many instructions (%zu)", stub_len + n);
+
+    cleanup_free struct sock_filter *prog = xcalloc(stub_len + n, sizeof(*prog));
+    memcpy(prog, stub, stub_len * sizeof(*prog));
+    if (pread(fd, prog + stub_len, size, 0) != size)
+        return ac_error(err, errno, "seccomp: read the exported filter");
+    ac_debug("seccomp: prepending a %zu-instruction -ENOSYS stub to the filter (%zu instructions)", stub_len, n);
+    p->program = ac_steal_ptr(&prog);
+    p->program_len = stub_len + n;
+    return 0;
+}
+
+/* Load p->program as libseccomp's seccomp_load would load its own. */
+static int load_program(struct seccomp_prepared *p, int *notify_fd, ac_error_t *err)
+{
+    struct sock_fprog fprog = { .len = (unsigned short) p->program_len, .filter = p->program };
+    unsigned int flags = 0;
+    uint32_t on = 0;
+    if (seccomp_attr_get(p->ctx, SCMP_FLTATR_CTL_LOG, &on) == 0 && on)
+        flags |= SECCOMP_FILTER_FLAG_LOG;
+    on = 0;
+    if (seccomp_attr_get(p->ctx, SCMP_FLTATR_CTL_SSB, &on) == 0 && on)
+        flags |= SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+    if (p->uses_notify)
+        flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    long ret = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
+    if (ret < 0)
+        return ac_error(err, errno, "seccomp: load the filter");
+    if (p->uses_notify)
+        *notify_fd = (int) ret;
+    return 0;
+}
+
 void seccomp_prepared_free(struct seccomp_prepared *p)
 {
     if (p == NULL)
         return;
     if (p->ctx)
         seccomp_release(p->ctx);
+    free(p->program);
     free(p);
 }
 
@@ -226,6 +430,8 @@ int seccomp_prepare(const struct oci_seccomp *seccomp, struct seccomp_prepared *
     if (p->uses_notify && (seccomp->listener_path == NULL || *seccomp->listener_path == '\0'))
         return ac_error(err, 0, "linux.seccomp.listenerPath: SCMP_ACT_NOTIFY needs a listener path (none given)");
 
+    if (enosys_stub_wanted(default_action) && add_enosys_stub(p, seccomp, err) < 0)
+        return -1;
     *out = ac_steal_ptr(&p);
     return 0;
 }
@@ -233,6 +439,8 @@ int seccomp_prepare(const struct oci_seccomp *seccomp, struct seccomp_prepared *
 int seccomp_load_prepared(struct seccomp_prepared *p, int *notify_fd, ac_error_t *err)
 {
     *notify_fd = -1;
+    if (p->program)
+        return load_program(p, notify_fd, err);
     int ret = seccomp_load(p->ctx);
     if (ret < 0)
         return ac_error(err, -ret, "seccomp: load the filter");
