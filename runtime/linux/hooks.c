@@ -1,4 +1,5 @@
 /* OCI hooks: each one runs with the state JSON on stdin and a timeout. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -249,9 +250,17 @@ static int run_hook(const char *kind, size_t i, const struct oci_hook *hook, con
         return ac_error_wrap(err, "%s hook #%zu (%s)", kind, i, hook->path);
     if (exited == 0)
         return ac_error(err, 0, "%s hook #%zu (%s) timed out after %ds", kind, i, hook->path, hook->timeout);
-    if (WIFSIGNALED(status))
-        return ac_error(err, 0, "%s hook #%zu (%s) killed by signal %d (%s)%s%s", kind, i, hook->path,
-                        WTERMSIG(status), strsignal(WTERMSIG(status)), sep, said);
+    if (WIFSIGNALED(status)) {
+        /* "SIGSYS: bad system call": the name, and the description in
+         * lower case as it reads inside a sentence */
+        int sig = WTERMSIG(status);
+        const char *abbrev = sigabbrev_np(sig);
+        char what[64];
+        snprintf(what, sizeof(what), "%s", strsignal(sig));
+        what[0] = (char) tolower((unsigned char) what[0]);
+        return ac_error(err, 0, "%s hook #%zu (%s) killed by signal %d (SIG%s: %s)%s%s", kind, i, hook->path, sig,
+                        abbrev ? abbrev : "?", what, sep, said);
+    }
     if (WEXITSTATUS(status) != 0)
         return ac_error(err, 0, "%s hook #%zu (%s) exited with status %d%s%s", kind, i, hook->path,
                         WEXITSTATUS(status), sep, said);
