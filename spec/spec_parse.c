@@ -743,8 +743,18 @@ static int parse_device_rule(struct walk *w, yajl_val v, struct oci_device_rule 
         d->minor = value;
     if (get_string(w, v, "access", &d->access) < 0)
         return -1;
-    if (d->access && d->access[strspn(d->access, "rwm")] != '\0')
-        return fail_at(w, "access", "invalid device access \"%s\" (expected letters of \"rwm\")", d->access);
+    if (d->access && d->access[strspn(d->access, "rwm")] != '\0') {
+        /* runc ignores letters other than r, w, m. An allow rule whose
+         * letters are not understood is refused (it could grant what was not
+         * meant); a deny rule is taken to deny every access (rwm), so it
+         * denies at least what its author meant. */
+        if (d->allow)
+            return fail_at(w, "access", "invalid device access \"%s\" (expected letters of \"rwm\")", d->access);
+        size_t saved = path_push_key(w, "access");
+        ac_warn("%s: \"%s\" has letters other than r, w, m: this deny rule denies rwm", w->path, d->access);
+        path_pop(w, saved);
+        d->access = spec_strdup(w->spec, "rwm");
+    }
     return 0;
 }
 ELEMENT_PARSER(parse_device_rule, struct oci_device_rule)
