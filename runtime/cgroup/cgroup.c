@@ -600,7 +600,13 @@ int cgroup_enter_sub(const char *path, pid_t pid, const char *const *subs, size_
         cleanup_free char *procs = xasprintf("%s/cgroup.procs", dir);
         cleanup_close int fd = open(procs, O_WRONLY | O_CLOEXEC);
         if (fd < 0 || write_all(fd, value, strlen(value)) < 0) {
-            ac_error(err, errno, "cgroup: adding pid %s to %s", value, procs);
+            /* a sub cgroup that is not there: the cause in words, as
+             * inside a sentence */
+            if (errno == ENOENT)
+                ac_error(err, 0, "cgroup: adding pid %s to %s: no such file or directory (no sub cgroup `%s`)",
+                         value, procs, rel);
+            else
+                ac_error(err, errno, "cgroup: adding pid %s to %s", value, procs);
             goto out;
         }
     }

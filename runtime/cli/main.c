@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hooks/policy_hooks.h"
@@ -19,28 +21,70 @@ static COMMAND(unsupported)
     return ac_error(err, 0, "%s is not supported by agentcage", argv[0]);
 }
 
+/* The value of --NAME VALUE or --NAME=VALUE among argv (NULL: absent). */
+static const char *flag_value(int argc, char **argv, const char *name)
+{
+    size_t len = strlen(name);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0 || strncmp(a + 2, name, len) != 0)
+            continue;
+        if (a[2 + len] == '=')
+            return a + 3 + len;
+        if (a[2 + len] == '\0' && i + 1 < argc)
+            return argv[i + 1];
+    }
+    return NULL;
+}
+
+/* checkpoint: agentcage has no CRIU support; a wrong --parent-path is
+ * reported first, as runc checks it before it calls CRIU (the parent
+ * image is a folder relative to --image-path, default ./checkpoint). */
+static COMMAND(checkpoint)
+{
+    const char *parent = flag_value(argc, argv, "parent-path");
+    if (parent && *parent) {
+        if (parent[0] == '/')
+            return ac_error(err, 0, "checkpoint: --parent-path must be relative (to --image-path), not `%s`", parent);
+        const char *image = flag_value(argc, argv, "image-path");
+        cleanup_free char *dir = xasprintf("%s/%s", image && *image ? image : "checkpoint", parent);
+        struct stat st;
+        if (stat(dir, &st) < 0)
+            return ac_error(err, errno, "checkpoint: invalid --parent-path `%s`", dir);
+        if (!S_ISDIR(st.st_mode))
+            return ac_error(err, 0, "checkpoint: --parent-path `%s` is not a folder", dir);
+    }
+    return cmd_unsupported(g, argc, argv, err);
+}
+
 struct command {
     const char *name;
     int (*fn)(struct global_opts *, int, char **, ac_error_t *);
     const char *help;
+    /* how the verb relates to runc's verb of the same name, for its help
+     * (NULL: agentcage's own verb) */
+    const char *runc;
 };
 
+#define DROP_IN "drop-in for"
+#define NO_CRIU "no CRIU support, unlike"
+
 static const struct command commands[] = {
-    {"create", cmd_create, "create a container (it waits for start)"},
-    {"start", cmd_start, "start a created container"},
-    {"run", cmd_run, "create and start a container, wait for it unless --detach"},
-    {"state", cmd_state, "print the state of a container"},
-    {"list", cmd_list, "list containers"},
-    {"kill", cmd_kill, "send a signal to a container"},
-    {"delete", cmd_delete, "delete a container"},
-    {"exec", cmd_exec, "run a new process in a container"},
-    {"ps", cmd_ps, "list the processes of a container"},
-    {"pause", cmd_pause, "freeze a container"},
-    {"resume", cmd_resume, "thaw a paused container"},
-    {"update", cmd_update, "change a container's resource limits"},
-    {"events", cmd_events, "print a container's resource statistics"},
-    {"spec", cmd_spec, "write a default config.json"},
-    {"features", cmd_features, "print the runtime-spec features document"},
+    {"create", cmd_create, "create a container (it waits for start)", DROP_IN},
+    {"start", cmd_start, "start a created container", DROP_IN},
+    {"run", cmd_run, "create and start a container, wait for it unless --detach", DROP_IN},
+    {"state", cmd_state, "print the state of a container", DROP_IN},
+    {"list", cmd_list, "list containers", DROP_IN},
+    {"kill", cmd_kill, "send a signal to a container", DROP_IN},
+    {"delete", cmd_delete, "delete a container", DROP_IN},
+    {"exec", cmd_exec, "run a new process in a container", DROP_IN},
+    {"ps", cmd_ps, "list the processes of a container", DROP_IN},
+    {"pause", cmd_pause, "freeze a container", DROP_IN},
+    {"resume", cmd_resume, "thaw a paused container", DROP_IN},
+    {"update", cmd_update, "change a container's resource limits", DROP_IN},
+    {"events", cmd_events, "print a container's resource statistics", DROP_IN},
+    {"spec", cmd_spec, "write a default config.json", DROP_IN},
+    {"features", cmd_features, "print the runtime-spec features document", DROP_IN},
     {"policy", cmd_policy, "show the effective config and decisions of a tier (policy show)"},
     {"audit", cmd_audit, "audit verify FILE: check the audit trail's hash chain; audit show ID: one container's"},
     {"approve", cmd_approve, "approve NAME [--for 10m]: let a tier-3 container be created once; approve ID --egress HOST"},
@@ -49,14 +93,16 @@ static const struct command commands[] = {
     {"credentials-expire", cmd_credentials_expire, NULL}, /* started by start, not for users */
     {"check", cmd_check, "report what this host can enforce: cgroups, Landlock, seccomp, namespaces, tiers"},
     {"install", cmd_install, "install docker|podman|containerd [--check]: register agentcage with an engine"},
-    {"checkpoint", cmd_unsupported, "not supported"},
-    {"restore", cmd_unsupported, "not supported"},
+    {"checkpoint", cmd_checkpoint, "not supported; --parent-path is checked", NO_CRIU},
+    {"restore", cmd_unsupported, "not supported", NO_CRIU},
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: agentcage [global flags] COMMAND [flags] [ID] [args]\n\n"
-               "An OCI runtime that turns an autonomy-tier annotation into a kernel-enforced cage.\n\n"
+    fprintf(f, "NAME:\n"
+               "   agentcage - " DROP_IN " \"runc - Open Container Initiative runtime\" that turns an autonomy-tier\n"
+               "   annotation into a kernel-enforced cage\n\n"
+               "usage: agentcage [global flags] COMMAND [flags] [ID] [args]\n\n"
                "Global flags:\n"
                "  --root DIR            state directory (default /run/agentcage)\n"
                "  --log FILE            log file (default stderr)\n"
@@ -241,7 +287,10 @@ int main(int argc, char **argv)
         char **sub_argv = argv + optind;
         /* `VERB -h`: a line on the verb, exit 0 (as runc's help) */
         if (sub_argc > 1 && commands[i].help && (strcmp(sub_argv[1], "-h") == 0 || strcmp(sub_argv[1], "--help") == 0)) {
-            printf("usage: agentcage [global flags] %s [flags] [ID] [args]\n  %s\n", verb, commands[i].help);
+            printf("NAME:\n   agentcage %s - %s", verb, commands[i].help);
+            if (commands[i].runc)
+                printf(" (%s \"runc %s\")", commands[i].runc, verb);
+            printf("\n\nusage: agentcage [global flags] %s [flags] [ID] [args]\n", verb);
             return 0;
         }
         optind = 0; /* full getopt reset for the verb's flags */
@@ -250,7 +299,10 @@ int main(int argc, char **argv)
             goto fail;
         return r;
     }
-    ac_error(&err, 0, "unknown command `%s` (see --help)", verb);
+    if (argc - optind > 1 && (strcmp(argv[optind + 1], "-h") == 0 || strcmp(argv[optind + 1], "--help") == 0))
+        ac_error(&err, 0, "No help topic for '%s': unknown command (see --help)", verb);
+    else
+        ac_error(&err, 0, "unknown command `%s` (see --help)", verb);
 fail:
     if (!g.log)
         ac_log_init(NULL, g.log_format, g.debug);

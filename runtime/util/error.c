@@ -86,6 +86,15 @@ void ac_log_init(const char *path, enum ac_log_format format, int debug)
 
 int ac_log_debug_enabled(void) { return log_debug; }
 
+void ac_log_keep_stderr(void)
+{
+    if (log_fd != 2)
+        return;
+    int fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+    if (fd >= 0)
+        log_fd = fd;
+}
+
 static const char *level_name(enum ac_log_level level)
 {
     switch (level) {

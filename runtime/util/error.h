@@ -34,5 +34,9 @@ void ac_log(enum ac_log_level level, const char *fmt, ...) __attribute__((format
  * "agentcage: msg". Frees the error. */
 void ac_error_report(ac_error_t *err);
 int ac_log_debug_enabled(void);
+/* In a child that will hand its stdio to the container (a terminal, the
+ * process's streams): the log stays on the runtime's stderr (a private copy,
+ * close-on-exec) when that is where it goes. */
+void ac_log_keep_stderr(void);
 
 #endif
