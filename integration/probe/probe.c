@@ -92,6 +92,9 @@ static int do_syscall(int argc, char **argv)
     }
     const char *n = argv[0];
     const char *a1 = argc > 1 ? argv[1] : NULL;
+    /* nr N: the raw syscall number N (no libc wrapper to hide ENOSYS) */
+    if (!strcmp(n, "nr") && a1)
+        return report(syscall(strtol(a1, NULL, 0), 0, 0, 0));
     if (!strcmp(n, "mkdir"))
         return report(mkdir(a1 ? a1 : "/tmp/probe-dir", 0755));
     if (!strcmp(n, "mount"))

@@ -52,6 +52,12 @@ char *state_oci_json(const struct container_state *st, enum container_status sta
 int state_list_ids(const struct global_opts *g, char ***ids, size_t *n, ac_error_t *err);
 /* Remove ROOT/ID and everything in it. */
 int state_remove(const struct global_opts *g, const char *id, ac_error_t *err);
+/* A container without a mount namespace makes its mounts in the runtime's:
+ * on a private bind of its rootfs at STATE_DIR/rootfs (*mountpoint), its
+ * own, so that no other container's (of the same rootfs) stack on it.
+ * state_remove detaches it with everything mounted beneath, and keeps the
+ * state if it cannot. */
+int state_host_rootfs_mount(const char *state_dir, const char *rootfs, char **mountpoint, ac_error_t *err);
 /* Write a pid file as runc does: bare digits, no newline, atomically. */
 int write_pid_file(const char *path, pid_t pid, ac_error_t *err);
 

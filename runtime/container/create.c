@@ -870,6 +870,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         return -1;
     }
     cleanup_free char *rootfs = NULL;
+    cleanup_free char *host_rootfs = NULL; /* no mount namespace: the rootfs's private bind */
     if (resolve_rootfs(bundle, spec, &rootfs, err) < 0)
         return -1;
     /* Relative mount sources are relative to the bundle (as runc reads
@@ -948,6 +949,11 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         goto out;
     }
     c.state_dir_made = true;
+    if (plan.host_mntns) {
+        if (state_host_rootfs_mount(c.state_dir, rootfs, &host_rootfs, err) < 0)
+            goto out;
+        ac_debug("no mount namespace: the container's mounts go on `%s`, in the runtime's namespace", host_rootfs);
+    }
     lock_fd = open(c.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (lock_fd < 0 || flock(lock_fd, LOCK_EX) < 0) {
         ac_error(err, errno, "lock `%s`", c.state_dir);
@@ -1164,7 +1170,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         .spec = spec,
         .id = id,
         .bundle = bundle,
-        .rootfs = rootfs,
+        .rootfs = host_rootfs ? host_rootfs : rootfs,
         .sync_fd = sync_fds[1],
         .fifo_fd = fifo_fd,
         .console_fd = console_fd,
@@ -1173,6 +1179,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         .own_utsns = plan.own_utsns,
         .new_cgroupns = plan.new_cgroupns,
         .no_pivot = o->no_pivot,
+        .host_mntns = plan.host_mntns,
         .no_new_keyring = o->no_new_keyring,
         .preserve_fds = o->preserve_fds,
         .tier = tier,

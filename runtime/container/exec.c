@@ -103,6 +103,7 @@ struct exec_child {
     int join_fds[NS_COUNT];
     int sync_fd, console_fd, preserve_fds;
     struct cgroup_join *cgroup_join; /* joined first, by the child itself (cgroup.h) */
+    int root_fd;             /* a container in the runtime's mount namespace: its chroot, else -1 */
     int tier;                /* the container's tier from its state, TIER_NONE when plain */
     bool userns_late;        /* the tier's user namespace: joined after the others, as its init did */
     const char *landlock_rw;
@@ -119,9 +120,13 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
         cgroup_join_report(c->cgroup_join, c->sync_fd);
     else if (c->cgroup_join)
         cgroup_join_close(c->cgroup_join);
+    ac_log_keep_stderr();
+    /* (debug lines with runc's words for the same steps, see init_main) */
+    ac_debug("child process in init(): the exec process, pid %d", (int) getpid());
     enum sync_type t;
     if (sync_recv(c->sync_fd, &t, NULL, NULL) < 0 || t != SYNC_GO)
         _exit(1);
+    ac_debug("nsexec container setup: joining the container's namespaces");
     /* user first (it grants the capabilities for the others), except a
      * tier's: its other namespaces are the host's to enter, so it comes last */
     for (int k = 0; k < NS_COUNT; k++) {
@@ -133,6 +138,11 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
     }
     if (c->userns_late && c->join_fds[0] >= 0 && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
         ac_error(&err, errno, "exec: become root of the container's user namespace");
+        goto fail;
+    }
+    /* no mount namespace of its own: the container is a chroot in ours */
+    if (c->root_fd >= 0 && (fchdir(c->root_fd) < 0 || chroot(".") < 0)) {
+        ac_error(&err, errno, "exec: chroot to the container's root");
         goto fail;
     }
     setsid();
@@ -156,6 +166,7 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
         close(ps.notify_fd);
     }
     prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+    ac_debug("setns_init: about to exec (joined by setns, set up)");
     process_exec(c->process, &ps, &err);
 fail:;
     cleanup_free char *msg = ac_error_string(err);
@@ -254,6 +265,7 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
                            .seccomp = config->linux ? config->linux->seccomp : NULL,
                            .sync_fd = -1,
                            .console_fd = -1,
+                           .root_fd = -1,
                            .preserve_fds = o->preserve_fds,
                            .tier = st->tier,
                            .userns_late = st->userns_late,
@@ -280,6 +292,14 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
             pid_fd = fd;
         else
             c.join_fds[i] = fd;
+    }
+    if (same_namespace(st->pid, "mnt")) {
+        cleanup_free char *root = xasprintf("/proc/%d/root", st->pid);
+        c.root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (c.root_fd < 0) {
+            ac_error(err, errno, "exec: open `%s`", root);
+            goto out;
+        }
     }
     /* the container may have gone while we opened its namespaces */
     if (process_start_time(st->pid) != st->pid_start_time) {
@@ -410,6 +430,8 @@ out:
     for (int i = 0; i < NS_COUNT; i++)
         if (c.join_fds[i] >= 0)
             close(c.join_fds[i]);
+    if (c.root_fd >= 0)
+        close(c.root_fd);
     if (pid_fd >= 0)
         close(pid_fd);
     if (saved_pidns >= 0)

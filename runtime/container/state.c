@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -369,11 +371,75 @@ int state_list_ids(const struct global_opts *g, char ***ids, size_t *n, ac_error
     return 0;
 }
 
+#define HOST_ROOTFS_NOTE "host-rootfs-mount"
+#define HOST_ROOTFS_DIR "rootfs"
+
+/* The id of the mount path is on (its topmost), or 0. */
+static uint64_t mount_id_at(const char *path)
+{
+    struct statx stx;
+    if (statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+        return 0;
+    return stx.stx_mnt_id;
+}
+
+int state_host_rootfs_mount(const char *state_dir, const char *rootfs, char **mountpoint, ac_error_t *err)
+{
+    cleanup_free char *dir = xasprintf("%s/" HOST_ROOTFS_DIR, state_dir);
+    if (mkdir(dir, 0700) < 0)
+        return ac_error(err, errno, "create `%s`", dir);
+    uint64_t before = mount_id_at(dir);
+    if (before == 0)
+        return ac_error(err, errno, "statx `%s`", dir);
+    /* noted first: a failure from here on is detached by state_remove */
+    cleanup_free char *path = xasprintf("%s/" HOST_ROOTFS_NOTE, state_dir);
+    cleanup_free char *note = xasprintf("%" PRIu64 "\n", before);
+    cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || write_all(fd, note, strlen(note)) < 0)
+        return ac_error(err, errno, "write `%s`", path);
+    if (mount(rootfs, dir, NULL, MS_BIND | MS_REC, NULL) < 0)
+        return ac_error(err, errno, "bind the rootfs `%s` at `%s`", rootfs, dir);
+    /* nothing mounted beneath propagates to the host's mounts, or back */
+    if (mount(NULL, dir, NULL, MS_PRIVATE | MS_REC, NULL) < 0)
+        return ac_error(err, errno, "make `%s` rprivate", dir);
+    *mountpoint = ac_steal_ptr(&dir);
+    return 0;
+}
+
+/* Detach every mount stacked on STATE_DIR/rootfs since the note, each with
+ * all mounted beneath it; an error if one stays (the folder is then not
+ * removed: it would be the container's files). */
+static int detach_host_rootfs(const char *state_dir, ac_error_t *err)
+{
+    cleanup_free char *path = xasprintf("%s/" HOST_ROOTFS_NOTE, state_dir);
+    cleanup_free char *note = NULL;
+    size_t len;
+    if (read_all_file(path, &note, &len, NULL) < 0)
+        return 0;
+    uint64_t before = strtoull(note, NULL, 10);
+    cleanup_free char *dir = xasprintf("%s/" HOST_ROOTFS_DIR, state_dir);
+    for (int i = 0; i < 16; i++) {
+        uint64_t now = mount_id_at(dir);
+        if (now == 0 && errno == ENOENT)
+            return 0;
+        if (now == before) {
+            if (rmdir(dir) < 0 && errno != ENOENT)
+                return ac_error(err, errno, "remove `%s`", dir);
+            return 0;
+        }
+        if (now == 0 || umount2(dir, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+            break;
+    }
+    return ac_error(err, errno, "detach the container's mounts at `%s`", dir);
+}
+
 int state_remove(const struct global_opts *g, const char *id, ac_error_t *err)
 {
     /* files, a pinned namespace (a Podman pod's cage), a folder of files
      * (a gVisor container's sandbox/) */
     cleanup_free char *dir = state_dir_path(g, id);
+    if (detach_host_rootfs(dir, err) < 0)
+        return -1;
     return remove_dir(dir, 1, err);
 }
 

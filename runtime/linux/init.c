@@ -157,6 +157,10 @@ void init_main(const struct init_config *c)
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     prepare_inherited_fds(c->preserve_fds);
+    ac_log_keep_stderr();
+    /* (these debug lines name the steps with runc's words: runc's suite
+     * looks for them, and agentcage's init takes the same steps) */
+    ac_debug("child process in init(): container `%s`, pid %d", c->id, (int) getpid());
 
     /* 0. Our v1 cgroups, joined by ourselves (no grace-period wait, see
      * cgroup.h) before anything else; the runtime joins us the slow way
@@ -177,6 +181,7 @@ void init_main(const struct init_config *c)
     const char *state_created = states + strlen(states) + 1;
 
     /* 2. Join the namespaces given by path: user first, mount last. */
+    ac_debug("nsexec container setup: the namespaces (cloned new, then joined by path)");
     for (int i = 0; i < NS_COUNT; i++) {
         if (c->join_fds[i] >= 0 && setns(c->join_fds[i], ns_join_order[i]) < 0) {
             ac_error(&err, errno, "linux.namespaces: join the %s namespace", ns_proc_name(ns_join_order[i]));
@@ -201,7 +206,7 @@ void init_main(const struct init_config *c)
         init_fail(c->sync_fd, &err);
 
     /* 5. Mounts, devices (relative sources were made absolute by create). */
-    struct rootfs_options ro = {.rootfs = c->rootfs, .no_pivot = c->no_pivot,
+    struct rootfs_options ro = {.rootfs = c->rootfs, .no_pivot = c->no_pivot, .host_mntns = c->host_mntns,
                                 .in_user_ns = c->new_userns || c->rootless, .rootless = c->rootless,
                                 .nofollow_bind_sources = c->tier != TIER_NONE, .tiered = c->tier != TIER_NONE,
                                 .protect_roots = c->tier != TIER_NONE
@@ -311,6 +316,8 @@ void init_main(const struct init_config *c)
      * filter is loaded already), then execve. The sync socket is close-on-exec: the
      * runtime (when it waits, as `run` does) sees EOF. */
     const struct oci_hooks *h = &spec->hooks;
+    /* (logged before the filter, which may not allow the write) */
+    ac_debug("init: closing the pipe to signal completion (the sync socket closes at execve)");
     if (process_load_seccomp(&ps, &err) == 0) {
         /* past create: its failure goes to the container's stderr below */
         if (h->n_hooks[HOOK_START_CONTAINER] &&

@@ -32,6 +32,7 @@ struct init_config {
     bool new_userns, new_netns, new_cgroupns;
     bool own_utsns; /* the uts namespace is the container's (new, or joined and not the host's) */
     bool no_pivot, no_new_keyring;
+    bool host_mntns; /* no mount namespace: the runtime's (see rootfs_options) */
     int preserve_fds;
     /* The tier the mapping applied (create.c passes what tier_map returned,
      * never an annotation a user could write), TIER_NONE (-1) for a plain

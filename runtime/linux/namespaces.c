@@ -257,8 +257,14 @@ int plan_namespaces(const struct oci_spec *spec, bool tiered, struct ns_plan *p,
         if (ns->type == CLONE_NEWNS) p->new_mntns = true;
         if (ns->type == CLONE_NEWPID) p->new_pidns = true;
     }
-    if (!p->new_mntns && !p->join_mntns)
-        return ac_error(err, 0, "linux.namespaces: a mount namespace (new or by path) is required");
+    /* Without a mount namespace the container shares the runtime's (the
+     * spec allows it, runc does it): its mounts are made there, under the
+     * rootfs, and detached again at delete. A cage needs its own. */
+    if (!p->new_mntns && !p->join_mntns) {
+        if (tiered)
+            return ac_error(err, 0, "linux.namespaces: a tier needs a mount namespace of the container's own");
+        p->host_mntns = true;
+    }
     if (p->new_userns && (spec->linux->n_uid_mappings == 0 || spec->linux->n_gid_mappings == 0))
         return ac_error(err, 0, "linux.uidMappings: a new user namespace needs uidMappings and gidMappings");
     return 0;

@@ -41,6 +41,7 @@ struct ns_plan {
     int join_fds[NS_COUNT];
     bool new_userns, new_cgroupns, new_timens, new_netns, new_utsns, new_mntns, new_pidns;
     bool join_mntns;  /* a mount namespace joined by path (plain containers only) */
+    bool host_mntns;  /* no mount namespace asked for: the runtime's own (plain containers only) */
     bool own_utsns;   /* a uts namespace, new or joined, that is not the host's: its hostname may be set */
     int pid_join_fd;
 };

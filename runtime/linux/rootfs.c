@@ -834,7 +834,8 @@ int rootfs_prepare(const struct oci_spec *spec, const struct rootfs_options *opt
     const char *prop = spec->linux ? spec->linux->rootfs_propagation : NULL;
     if (prop && *prop && mount_propagation_flags(prop) == 0)
         return ac_error(err, 0, "linux.rootfsPropagation: unknown value `%s`", prop);
-    if (mount(NULL, "/", NULL, root_propagation(spec), NULL) < 0)
+    /* in the runtime's own mount namespace "/" is the host's: not ours to change */
+    if (!opts->host_mntns && mount(NULL, "/", NULL, root_propagation(spec), NULL) < 0)
         return ac_error(err, errno, "make `/` %s", root_propagation(spec) & MS_PRIVATE ? "rprivate" : "rslave");
     /* The rootfs must be a mount point for pivot_root / MS_MOVE. With the
      * container's user namespace as its idmap, the image's files are the
@@ -855,6 +856,11 @@ int rootfs_prepare(const struct oci_spec *spec, const struct rootfs_options *opt
     }
     if (!bound && mount(opts->rootfs, opts->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
         return ac_error(err, errno, "bind mount rootfs `%s` onto itself", opts->rootfs);
+    /* The container's mounts then go on this copy alone: private, nothing
+     * propagates to the host's other mounts (or back), and detaching it
+     * (state_remove) takes them all away. */
+    if (opts->host_mntns && mount(NULL, opts->rootfs, NULL, MS_PRIVATE | MS_REC, NULL) < 0)
+        return ac_error(err, errno, "make the rootfs `%s` rprivate", opts->rootfs);
 
     struct rootfs_ctx ctx = { .spec = spec, .opts = opts, .label = selinux_mount_label(spec),
                               .raw_rootfd = bound ? raw_rootfd : -1 };
@@ -994,7 +1000,12 @@ static int readonly_path(int rootfd, const char *path, bool tiered, ac_error_t *
 
 int rootfs_finalize(const struct oci_spec *spec, const struct rootfs_options *opts, ac_error_t *err)
 {
-    if ((opts->no_pivot ? move_into(opts->rootfs, err) : pivot_into(opts->rootfs, err)) < 0)
+    /* In the runtime's mount namespace neither pivot_root nor moving the
+     * rootfs onto "/" is ours to do: chroot (as runc does there). */
+    if (opts->host_mntns) {
+        if (chdir(opts->rootfs) < 0 || chroot(".") < 0)
+            return ac_error(err, errno, "chroot to rootfs `%s`", opts->rootfs);
+    } else if ((opts->no_pivot ? move_into(opts->rootfs, err) : pivot_into(opts->rootfs, err)) < 0)
         return -1;
     if (chdir("/") < 0)
         return ac_error(err, errno, "chdir `/`");

@@ -12,6 +12,7 @@
 struct rootfs_options {
     const char *rootfs;   /* absolute host path of the rootfs */
     bool no_pivot;        /* --no-pivot: MS_MOVE + chroot instead of pivot_root */
+    bool host_mntns;      /* in the runtime's mount namespace: "/" untouched, chroot, mounts private */
     bool in_user_ns;      /* a new user namespace: bind devices instead of mknod */
     bool rootless;        /* also: /sys may need a read-only bind instead of sysfs */
     bool nofollow_bind_sources; /* tiers: refuse a bind source with a symlink in any component */
