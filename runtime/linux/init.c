@@ -302,7 +302,9 @@ void init_main(const struct init_config *c)
     if (sync_send(c->sync_fd, SYNC_READY, notify, strlen(notify)) < 0)
         _exit(1);
 
-    /* 14. Wait for `start`: it writes one byte into the exec fifo. */
+    /* 14. Wait for `start`: it writes one byte into the exec fifo (the
+     * runtime's stderr not held open meanwhile: create has returned). */
+    ac_log_release_stderr();
     char b;
     ssize_t r;
     do

@@ -86,13 +86,24 @@ void ac_log_init(const char *path, enum ac_log_format format, int debug)
 
 int ac_log_debug_enabled(void) { return log_debug; }
 
+static int log_kept_stderr = -1;
+
 void ac_log_keep_stderr(void)
 {
-    if (log_fd != 2)
+    if (log_fd != 2 || !log_debug)
         return;
     int fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
     if (fd >= 0)
-        log_fd = fd;
+        log_fd = log_kept_stderr = fd;
+}
+
+void ac_log_release_stderr(void)
+{
+    if (log_kept_stderr < 0)
+        return;
+    close(log_kept_stderr);
+    log_kept_stderr = -1;
+    log_fd = 2;
 }
 
 static const char *level_name(enum ac_log_level level)

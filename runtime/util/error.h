@@ -34,9 +34,11 @@ void ac_log(enum ac_log_level level, const char *fmt, ...) __attribute__((format
  * "agentcage: msg". Frees the error. */
 void ac_error_report(ac_error_t *err);
 int ac_log_debug_enabled(void);
-/* In a child that will hand its stdio to the container (a terminal, the
- * process's streams): the log stays on the runtime's stderr (a private copy,
- * close-on-exec) when that is where it goes. */
+/* In a child that will hand its stdio to the container (a terminal): debug
+ * lines stay on the runtime's stderr (a private copy, close-on-exec) when
+ * that is where the log goes, until ac_log_release_stderr (before a wait
+ * that must not hold the runtime's stderr open, as create's for start). */
 void ac_log_keep_stderr(void);
+void ac_log_release_stderr(void);
 
 #endif
