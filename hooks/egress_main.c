@@ -184,6 +184,29 @@ static int parse_test_resolve(const char *list, ac_error_t *err)
 
 /* ================================================================ the worker's start */
 
+/* /proc/self/maps and pagemap, open for helper_shed_file_pages later (a
+ * sandbox or Landlock then hides /proc); both -1 when they cannot be had. */
+static void open_own_maps(int *maps_fd, int *pagemap_fd)
+{
+    *maps_fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    *pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (*maps_fd < 0 || *pagemap_fd < 0) {
+        helper_shed_file_pages(*maps_fd, -1); /* closes what was opened, sheds nothing */
+        helper_shed_file_pages(-1, *pagemap_fd);
+        *maps_fd = *pagemap_fd = -1;
+    }
+}
+
+static int worker_maps_fd = -1, worker_pagemap_fd = -1;
+
+/* The worker waits for the first time: what stays mapped is what the
+ * wait runs (the idle proxy's resident set, issue 20). */
+static void worker_first_idle(void)
+{
+    helper_shed_file_pages(worker_maps_fd, worker_pagemap_fd);
+    worker_maps_fd = worker_pagemap_fd = -1;
+}
+
 /* The worker, just forked: its fds in place, the sandbox on, then it tells
  * the writer through status (one byte 'R', or the error's line). It keeps
  * the page of the denials file that counts bytes, not the one that counts
@@ -210,6 +233,8 @@ static void __attribute__((noreturn)) run_worker(int listen_fd, int record_fd, i
     conf.denials = NULL;
     /* one malloc arena: a thread per connection needs no arena of its own */
     mallopt(M_ARENA_MAX, 1);
+    int maps_fd = -1, pagemap_fd = -1;
+    open_own_maps(&maps_fd, &pagemap_fd);
     conf.sandbox.parent = writer;
     if (helper_sandbox_enter(&conf.sandbox, &err) < 0) {
         char *msg = ac_error_string(err);
@@ -220,6 +245,9 @@ static void __attribute__((noreturn)) run_worker(int listen_fd, int record_fd, i
     if (write(status_fd, "R", 1) != 1)
         _exit(1);
     close(status_fd);
+    worker_maps_fd = maps_fd;
+    worker_pagemap_fd = pagemap_fd;
+    egress_conf.first_idle = worker_first_idle;
     egress_worker_serve();
 }
 
@@ -488,7 +516,8 @@ static void drain(int fd)
 
 /* The writer's loop: records in, until the container's init or the worker
  * is gone, or the worker sends something that is not a record. */
-static void __attribute__((noreturn)) run_writer(int record_fd, int control_fd, int worker_pidfd)
+static void __attribute__((noreturn)) run_writer(int record_fd, int control_fd, int worker_pidfd, int maps_fd,
+                                                 int pagemap_fd)
 {
     static char msg[EGRESS_RECORD_MAX + 1];
     int netlink = watch_addresses(), answers = watch_answers();
@@ -498,7 +527,14 @@ static void __attribute__((noreturn)) run_writer(int record_fd, int control_fd, 
                               {.fd = worker_pidfd, .events = POLLIN},
                               {.fd = netlink, .events = POLLIN},
                               {.fd = answers, .events = POLLIN}};
-        if (poll(p, 5, expire_held(control_fd)) < 0) {
+        int timeout = expire_held(control_fd);
+        /* the first time there is nothing to do (and the wait's own
+         * functions are bound): what stays mapped is what the wait runs */
+        if (maps_fd >= 0 && poll(p, 5, 0) == 0) {
+            helper_shed_file_pages(maps_fd, pagemap_fd);
+            maps_fd = -1;
+        }
+        if (poll(p, 5, timeout) < 0) {
             if (errno == EINTR)
                 continue;
             break;
@@ -632,7 +668,8 @@ static int start_worker(int listen_fd, int ready, int *record_fd, int *control_f
 static void __attribute__((noreturn)) run_daemon(int listen_fd, int ready)
 {
     ac_error_t err = NULL;
-    int record_fd = -1, control_fd = -1, worker_pidfd = -1;
+    int record_fd = -1, control_fd = -1, worker_pidfd = -1, maps_fd, pagemap_fd;
+    open_own_maps(&maps_fd, &pagemap_fd);
     /* no audit trail, no door */
     if (write_pid_file(&err) < 0 || audit_started(&err) < 0 ||
         start_worker(listen_fd, ready, &record_fd, &control_fd, &worker_pidfd, &err) < 0) {
@@ -647,7 +684,7 @@ static void __attribute__((noreturn)) run_daemon(int listen_fd, int ready)
     if (write(ready, "R", 1) != 1)
         _exit(1);
     close(ready);
-    run_writer(record_fd, control_fd, worker_pidfd);
+    run_writer(record_fd, control_fd, worker_pidfd, maps_fd, pagemap_fd);
 }
 
 /* ================================================================ the hook */

@@ -48,6 +48,7 @@ struct egress_proxy_conf {
     bool ask;                       /* hold requests outside the allowlist for the operator */
     int ask_timeout_s;
     struct denials_bytes *bytes;    /* shared with the writer */
+    void (*first_idle)(void);       /* called once, single-threaded, when the worker first waits with nothing to do */
 };
 
 extern struct egress_proxy_conf egress_conf;

@@ -1055,6 +1055,11 @@ void egress_worker_serve(void)
         struct pollfd p[3] = {{.fd = WORKER_LISTEN_FD, .events = POLLIN},
                               {.fd = WORKER_RECORD_FD, .events = 0},
                               {.fd = WORKER_CONTROL_FD, .events = POLLIN}};
+        /* no thread yet, and nothing to do (the wait's own functions bound) */
+        if (egress_conf.first_idle && atomic_load(&connections) == 0 && poll(p, 3, 0) == 0) {
+            egress_conf.first_idle();
+            egress_conf.first_idle = NULL;
+        }
         if (poll(p, 3, -1) < 0) {
             if (errno == EINTR)
                 continue;

@@ -7,12 +7,14 @@
 #include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -322,4 +324,85 @@ int helper_keep_kill_only(const char *const *rw_dirs, ac_error_t *err)
         if (landlock_allow_path(ruleset, rw_dirs[i], AC_LANDLOCK_FS_ALL(abi) & ~LANDLOCK_ACCESS_FS_EXECUTE, err) < 0)
             return -1;
     return landlock_enforce(ruleset, err);
+}
+
+/* ---------------------------------------------------------------- idle memory */
+
+#define PAGEMAP_PRESENT (1ULL << 63)
+#define PAGEMAP_FILE (1ULL << 61) /* a page-cache page (or shared anon), not a private copy */
+#define PAGEMAP_BATCH 512
+
+/* Drop the page-table entries of the file pages in [start, end) that are
+ * still the page cache's own; a private copy (a relocated page, written
+ * data) is left alone, so nothing but mappings goes. */
+static void shed_range(int pagemap_fd, uintptr_t start, uintptr_t end, size_t page)
+{
+    uint64_t ent[PAGEMAP_BATCH];
+    uintptr_t run = 0; /* start of the current run of file pages, 0: none */
+    for (uintptr_t at = start; at < end;) {
+        size_t n = (end - at) / page < PAGEMAP_BATCH ? (end - at) / page : PAGEMAP_BATCH;
+        ssize_t got = pread(pagemap_fd, ent, n * sizeof(ent[0]), (off_t)(at / page * sizeof(ent[0])));
+        if (got <= 0)
+            break;
+        n = (size_t)got / sizeof(ent[0]);
+        for (size_t i = 0; i < n; i++, at += page) {
+            bool file = (ent[i] & (PAGEMAP_PRESENT | PAGEMAP_FILE)) == (PAGEMAP_PRESENT | PAGEMAP_FILE);
+            if (file && !run)
+                run = at;
+            if (!file && run) {
+                madvise((void *)run, at - run, MADV_DONTNEED);
+                run = 0;
+            }
+        }
+    }
+    if (run)
+        madvise((void *)run, end - run, MADV_DONTNEED);
+}
+
+/* the work of helper_shed_file_pages, the files left open */
+static void shed_file_pages(int maps_fd, int pagemap_fd)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), cap = 64 << 10, len = 0;
+    cleanup_free char *maps = xmalloc(cap + 1);
+    ssize_t n;
+    if (lseek(maps_fd, 0, SEEK_SET) < 0)
+        return;
+    while ((n = read(maps_fd, maps + len, cap - len)) > 0) {
+        len += (size_t)n;
+        if (len == cap) {
+            cap *= 2;
+            maps = xrealloc(maps, cap + 1);
+        }
+    }
+    maps[len] = '\0';
+    /* first every file mapping's range, then the shedding: parsing
+     * (sscanf) after a library's pages went would map them again */
+    size_t n_ranges = 0, cap_ranges = 64;
+    cleanup_free uintptr_t *ranges = xmalloc(cap_ranges * 2 * sizeof(uintptr_t));
+    for (char *line = maps, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        unsigned long start, end, inode;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &start, &end, &inode) != 3 || inode == 0)
+            continue; /* anonymous: the heap, stacks, [vdso] */
+        if (n_ranges == cap_ranges) {
+            cap_ranges *= 2;
+            ranges = xrealloc(ranges, cap_ranges * 2 * sizeof(uintptr_t));
+        }
+        ranges[2 * n_ranges] = start;
+        ranges[2 * n_ranges++ + 1] = end;
+    }
+    for (size_t i = 0; i < n_ranges; i++)
+        shed_range(pagemap_fd, ranges[2 * i], ranges[2 * i + 1], page);
+}
+
+void helper_shed_file_pages(int maps_fd, int pagemap_fd)
+{
+    if (maps_fd >= 0 && pagemap_fd >= 0)
+        shed_file_pages(maps_fd, pagemap_fd);
+    if (maps_fd >= 0)
+        close(maps_fd);
+    if (pagemap_fd >= 0)
+        close(pagemap_fd);
 }

@@ -59,4 +59,16 @@ int helper_sandbox_enter(const struct helper_sandbox *sb, ac_error_t *err);
  * directories (NULL-terminated). */
 int helper_keep_kill_only(const char *const *rw_dirs, ac_error_t *err);
 
+/* An idle helper's resident set kept small: forked from the runtime, it
+ * maps the runtime's and its libraries' pages it has touched (and the
+ * kernel's fault-around neighbours of each). Called single-threaded once
+ * the helper is ready, with /proc/self/maps and /proc/self/pagemap open
+ * (opened before a sandbox hides /proc), it drops the mappings of every
+ * file page still shared with the page cache (never a private copy: a
+ * relocated or written page stays) and turns fault-around off for the
+ * files' mappings, so what it maps from then on is what it runs. The
+ * pages stay in the page cache; a later use is a minor fault. Both files
+ * are closed (-1: not there, nothing is shed). */
+void helper_shed_file_pages(int maps_fd, int pagemap_fd);
+
 #endif
