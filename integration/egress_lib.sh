@@ -23,7 +23,8 @@ ein() { local id="$1"; shift; OUT="$(ert exec "$id" "$@" 2>&1 < /dev/null)"; RC=
 # with what it heard ("heard N FNV1A", also in $T/ports.sink), and an
 # HTTP/1.1 keep-alive server answering each request with its Host, path,
 # body and connection number ("vhost HOST PATH body=N:FNV1A conn=K", each
-# request also in $T/ports.vhost). Sets HTTP_PORT, SINK_PORT, VHOST_PORT.
+# request also in $T/ports.vhost; /big/length/N and /big/chunked/N answer
+# N bytes, byte i being i % 251, framed so). Sets HTTP_PORT, SINK_PORT, VHOST_PORT.
 # With EH_NS (a command prefix: nsenter --net=...) they run in the test's
 # own network namespace.
 eh_upstreams() {
@@ -95,8 +96,19 @@ def vhost(c):
                 body, buf = buf[:cl], buf[cl:]
             path = lines[0].split(b" ")[1]
             open(out + ".vhost", "ab").write(b"%d %s %s\n" % (n, hdr.get(b"host", b"-"), path))
-            text = b"vhost %s %s body=%d:%08x conn=%d\n" % (hdr.get(b"host", b"-"), path, len(body), fnv1a(body), n)
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(text), text))
+            if path.startswith(b"/big/"):
+                # /big/length/N, /big/chunked/N: N bytes, byte i being i % 251
+                kind, size = path.split(b"/")[2], int(path.split(b"/")[3])
+                data = (bytes(range(251)) * (size // 251 + 1))[:size]
+                if kind == b"chunked":
+                    c.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                              b"".join(b"%x\r\n%s\r\n" % (len(data[i:i + 65521]), data[i:i + 65521])
+                                       for i in range(0, size, 65521)) + b"0\r\n\r\n")
+                else:
+                    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size + data)
+            else:
+                text = b"vhost %s %s body=%d:%08x conn=%d\n" % (hdr.get(b"host", b"-"), path, len(body), fnv1a(body), n)
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(text), text))
             if hdr.get(b"connection", b"").lower() == b"close": return
     except Exception: pass
     finally: c.close()

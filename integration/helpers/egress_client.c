@@ -22,7 +22,17 @@
  *                        (a second TLS session in it), uncut
  *   conv REQ             REQ (any number of requests at once), then every
  *                        status line and body line of what comes back until
- *                        the proxy closes or is silent, joined by " | " */
+ *                        the proxy closes or is silent, joined by " | "
+ *   fetch REQ            REQ, then everything to the close: "<status line> |
+ *                        got N HASH" of the bytes after the head (a chunked
+ *                        body as it came, framing and all)
+ *   upload KIND SIZE REQ REQ (a head without its empty line) with a body of
+ *                        SIZE pattern bytes (byte i is i % 251), framed by
+ *                        KIND: "length" (Content-Length) or "chunked" (chunks
+ *                        of 100003 bytes); the reply as conv prints it
+ *   tunnel TARGET SNI N  CONNECT TARGET, a ClientHello naming SNI, N
+ *                        application-data records of 16 KiB pattern bytes,
+ *                        half-close: as hello prints it */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -309,6 +319,24 @@ static size_t client_hello(unsigned char *out, const char *sni)
     return blen + 4;
 }
 
+/* What comes back into all (cap bytes, NUL-terminated) until the proxy
+ * closes or is silent for wait_ms. */
+static size_t read_all(int fd, char *all, size_t cap, int wait_ms)
+{
+    size_t have = 0;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (have >= cap - 1 || poll(&p, 1, wait_ms) <= 0)
+            break;
+        ssize_t n = read(fd, all + have, cap - 1 - have);
+        if (n <= 0)
+            break;
+        have += (size_t)n;
+    }
+    all[have] = '\0';
+    return have;
+}
+
 /* Status lines and body lines of the replies (headers left out). */
 static int cmd_conv(const char *req)
 {
@@ -316,17 +344,7 @@ static int cmd_conv(const char *req)
     char *data = unescape(req, &len), all[65536];
     int fd = dial();
     send_all(fd, data, len);
-    size_t have = 0;
-    for (;;) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (have >= sizeof(all) - 1 || poll(&p, 1, 3000) <= 0)
-            break;
-        ssize_t n = read(fd, all + have, sizeof(all) - 1 - have);
-        if (n <= 0)
-            break;
-        have += (size_t)n;
-    }
-    all[have] = '\0';
+    read_all(fd, all, sizeof(all), 3000);
     int in_head = 0, first = 1;
     for (char *line = all; *line;) {
         size_t l = strcspn(line, "\n");
@@ -350,24 +368,28 @@ static int cmd_conv(const char *req)
     return 0;
 }
 
-static int cmd_hello_with(const char *target, const char *sni, const char *cuts, const char *sni2);
+static int cmd_hello_with(const char *target, const char *sni, const char *cuts, const char *sni2, long records);
 
 static int cmd_hello(const char *target, const char *sni, const char *cuts)
 {
-    return cmd_hello_with(target, sni, cuts, NULL);
+    return cmd_hello_with(target, sni, cuts, NULL, 0);
 }
 
 static int cmd_hello2(const char *target, const char *sni1, const char *sni2)
 {
-    return cmd_hello_with(target, sni1, "", sni2);
+    return cmd_hello_with(target, sni1, "", sni2, 0);
 }
 
+#define RECORD_DATA 16384
+
 /* CONNECT target, a ClientHello naming sni in records cut at cuts; with
- * sni2 a second, whole ClientHello naming it after the first. */
-static int cmd_hello_with(const char *target, const char *sni, const char *cuts, const char *sni2)
+ * sni2 a second, whole ClientHello naming it after the first; then
+ * `records` application-data records of pattern bytes. */
+static int cmd_hello_with(const char *target, const char *sni, const char *cuts, const char *sni2, long records)
 {
-    unsigned char hs[1100], wire[4096];
+    unsigned char hs[1100];
     size_t hlen = client_hello(hs, sni), wlen = 0, from = 0;
+    unsigned char *wire = malloc(4096 + (size_t)records * (RECORD_DATA + 5));
     char cutlist[256];
     snprintf(cutlist, sizeof(cutlist), "%s", cuts);
     for (char *tok = strtok(cutlist, ","); ; tok = strtok(NULL, ",")) {
@@ -394,6 +416,14 @@ static int cmd_hello_with(const char *target, const char *sni, const char *cuts,
         wlen += put16(wire + wlen, hlen);
         memcpy(wire + wlen, hs, hlen);
         wlen += hlen;
+    }
+    for (long r = 0; r < records; r++) {
+        wire[wlen++] = 0x17; /* application data */
+        wire[wlen++] = 3;
+        wire[wlen++] = 3;
+        wlen += put16(wire + wlen, RECORD_DATA);
+        for (size_t i = 0; i < RECORD_DATA; i++, wlen++)
+            wire[wlen] = (unsigned char)(wlen % 251);
     }
     int fd = dial();
     char connect_req[512], line[512], up[512];
@@ -422,6 +452,74 @@ static int cmd_hello_with(const char *target, const char *sni, const char *cuts,
         printf("%s\n", line[0] ? line : "closed");
     }
     close(fd);
+    free(wire);
+    return 0;
+}
+
+/* Everything after REQ to the close: the status line, and the count and
+ * hash of the bytes after the head. */
+static int cmd_fetch(const char *req)
+{
+    size_t len, have = 0, body = 0;
+    char *data = unescape(req, &len), head[8192], buf[65536], line[512];
+    int fd = dial(), in_head = 1;
+    uint32_t h = 2166136261u;
+    send_all(fd, data, len);
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, REPLY_WAIT_MS) <= 0)
+            break;
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n <= 0)
+            break;
+        size_t at = 0;
+        while (in_head && at < (size_t)n && have < sizeof(head) - 1) {
+            head[have++] = buf[at++];
+            in_head = !(have >= 4 && memcmp(head + have - 4, "\r\n\r\n", 4) == 0);
+        }
+        for (; at < (size_t)n; at++, body++)
+            h = (h ^ (unsigned char)buf[at]) * 16777619u;
+    }
+    head[have] = '\0';
+    snprintf(line, sizeof(line), "%.*s", (int)strcspn(head, "\r\n"), head);
+    printf("%s | got %zu %08x\n", line[0] ? line : "closed", body, h);
+    close(fd);
+    free(data);
+    return 0;
+}
+
+/* REQ's head, then a body of size pattern bytes framed by kind; the reply
+ * as cmd_conv prints it. */
+static int cmd_upload(const char *kind, long size, const char *req)
+{
+    size_t len, n = 0;
+    char *head = unescape(req, &len);
+    int chunked = strcmp(kind, "chunked") == 0;
+    char *msg = malloc(len + 64 + (size_t)size + ((size_t)size / 100003 + 2) * 16);
+    memcpy(msg, head, len);
+    n = len;
+    n += (size_t)sprintf(msg + n, chunked ? "Transfer-Encoding: chunked\r\n\r\n" : "Content-Length: %ld\r\n\r\n", size);
+    for (long i = 0, left = size; left > 0;) {
+        long part = chunked ? (left < 100003 ? left : 100003) : left;
+        if (chunked)
+            n += (size_t)sprintf(msg + n, "%lx\r\n", part);
+        for (long j = 0; j < part; j++, i++)
+            msg[n++] = (char)(i % 251);
+        if (chunked)
+            n += (size_t)sprintf(msg + n, "\r\n");
+        left -= part;
+    }
+    if (chunked)
+        n += (size_t)sprintf(msg + n, "0\r\n\r\n");
+    int fd = dial();
+    send_all(fd, msg, n);
+    char all[65536];
+    read_all(fd, all, sizeof(all), REPLY_WAIT_MS);
+    char *body_line = strstr(all, "\r\n\r\n");
+    printf("%.*s | %s", (int)strcspn(all, "\r\n"), all, body_line ? body_line + 4 : "closed\n");
+    close(fd);
+    free(msg);
+    free(head);
     return 0;
 }
 
@@ -444,6 +542,12 @@ int main(int argc, char **argv)
         return cmd_hello2(argv[2], argv[3], argv[4]);
     if (argc >= 3 && strcmp(argv[1], "conv") == 0)
         return cmd_conv(argv[2]);
-    fprintf(stderr, "usage: egress-client req|halfclose|slow|flood|loop|hello|hello2|conv ...\n");
+    if (argc >= 3 && strcmp(argv[1], "fetch") == 0)
+        return cmd_fetch(argv[2]);
+    if (argc >= 5 && strcmp(argv[1], "upload") == 0)
+        return cmd_upload(argv[2], atol(argv[3]), argv[4]);
+    if (argc >= 5 && strcmp(argv[1], "tunnel") == 0)
+        return cmd_hello_with(argv[2], argv[3], "", NULL, atol(argv[4]));
+    fprintf(stderr, "usage: egress-client req|halfclose|slow|flood|loop|hello|hello2|conv|fetch|upload|tunnel ...\n");
     return 2;
 }

@@ -388,3 +388,71 @@ test_egress_operator_ceilings() {
     eh_stop_upstreams
     return 0
 }
+
+# pattern_fnv SIZE [chunked]: the FNV-1a of SIZE pattern bytes (byte i is
+# i % 251), or of them as the upstream frames them chunked (chunks of
+# 65521) or egress-client uploads them chunked (chunks of 100003).
+pattern_fnv() {
+    "$PYTHON3" -c 'import sys
+size, kind = int(sys.argv[1]), sys.argv[2]
+data = (bytes(range(251)) * (size // 251 + 1))[:size]
+if kind != "raw":
+    step = int(kind)
+    data = b"".join(b"%x\r\n%s\r\n" % (len(data[i:i + step]), data[i:i + step]) for i in range(0, size, step)) + b"0\r\n\r\n"
+h = 2166136261
+for x in data: h = ((h ^ x) * 16777619) & 0xffffffff
+print(len(data), "%08x" % h)' "$1" "${2:-raw}"
+}
+
+# Bodies and tunnels are relayed through a pipe with splice(2), never read
+# into the proxy: what arrives is still byte for byte what was sent, in
+# both directions, for Content-Length and chunked framing and a CONNECT
+# tunnel's records; keep-alive still finds the next request where the body
+# ended; the byte cap still cuts a spliced body, and the bytes are counted
+# for the exit record.
+test_egress_large_bodies_spliced_byte_exact() {
+    eh_upstreams
+    EH_CONF="egress.max-rate = 1g"
+    eh_hooks_dir
+    local id v size=4194304; id="$(new_id)"
+    v="allowed.test:$VHOST_PORT"
+    eh_start "$id"
+    local req="GET http://$v/big/length/$size HTTP/1.1\r\nHost: $v\r\nConnection: close\r\n\r\n"
+    ein "$id" /xbin/egress-client fetch "$req"
+    assert_eq "$OUT" "HTTP/1.1 200 OK | got $(pattern_fnv $size)" "a 4 MiB Content-Length response"
+    ein "$id" /xbin/egress-client fetch "GET http://$v/big/chunked/$size HTTP/1.1\r\nHost: $v\r\nConnection: close\r\n\r\n"
+    assert_eq "$OUT" "HTTP/1.1 200 OK | got $(pattern_fnv $size 65521)" "a 4 MiB chunked response"
+    local head="POST http://$v/up HTTP/1.1\r\nHost: $v\r\n" up
+    up="$(pattern_fnv $size | tr ' ' :)"
+    ein "$id" /xbin/egress-client upload length "$size" "$head"
+    assert_match "$OUT" "^HTTP/1.1 200 OK \| vhost $v /up body=$up conn=[0-9]+$" "a 4 MiB Content-Length request body"
+    ein "$id" /xbin/egress-client upload chunked "$size" "$head"
+    assert_match "$OUT" "^HTTP/1.1 200 OK \| vhost $v /up body=$up conn=[0-9]+$" "a 4 MiB chunked request body"
+    # keep-alive after a spliced body: the next request on the connection
+    # is read where the body ended, decided and answered
+    ein "$id" /xbin/egress-client fetch "GET http://$v/big/length/1000000 HTTP/1.1\r\nHost: $v\r\n\r\nGET http://$v/after HTTP/1.1\r\nHost: $v\r\nConnection: close\r\n\r\n"
+    local got; got="$(echo "$OUT" | grep -o 'got [0-9]*' | cut -d' ' -f2)"
+    grep -q " /after$" "$T/ports.vhost" || fail "the request after a spliced response did not reach the server"
+    [ -n "$got" ] && [ "$got" -gt 1000040 ] || fail "the reply to the request after a spliced response: $OUT"
+    # a tunnel: 256 TLS records of 16 KiB after the ClientHello, heard whole
+    ein "$id" /xbin/egress-client tunnel "allowed.test:$SINK_PORT" allowed.test 256
+    local sent; sent="$(echo "$OUT" | grep -o 'sent [0-9]* [0-9a-f]*$' | cut -d' ' -f2-)"
+    assert_match "$OUT" "^HTTP/1.1 200 Connection established \| heard $sent \| sent " "4 MiB through a CONNECT tunnel"
+    eh_stop "$id"
+    local r in out
+    r="$(grep -F "\"event\":\"container-exited\",\"id\":\"$id\"" "$AUDIT")"
+    out="$(echo "$r" | grep -o '"egressBytesOut":[0-9]*' | cut -d: -f2)"
+    in="$(echo "$r" | grep -o '"egressBytesIn":[0-9]*' | cut -d: -f2)"
+    [ "$in" -ge $((2 * size)) ] && [ "$out" -ge $((3 * size)) ] || fail "bytes through the proxy: out $out, in $in"
+    # the byte cap cuts a spliced body where the cap is
+    EH_CONF="$(printf 'egress.max-rate = 1g\negress.max-bytes = 1m')"
+    eh_hooks_dir
+    id="$(new_id)"
+    eh_start "$id"
+    ein "$id" /xbin/egress-client fetch "$req"
+    got="$(echo "$OUT" | grep -o 'got [0-9]*' | cut -d' ' -f2)"
+    [ -n "$got" ] && [ "$got" -le 1048576 ] || fail "past the 1 MiB cap: $OUT"
+    eh_audit_has '"reason":"byte cap reached, connection closed","cap":1048576'
+    eh_stop "$id"
+    eh_stop_upstreams
+}
