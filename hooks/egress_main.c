@@ -156,7 +156,7 @@ static void __attribute__((noreturn)) die_error(ac_error_t *err)
     exit(1);
 }
 
-static long long mono_ms(void)
+static __attribute__((hot)) long long mono_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -201,7 +201,7 @@ static int worker_maps_fd = -1, worker_pagemap_fd = -1;
 
 /* The worker waits for the first time: what stays mapped is what the
  * wait runs (the idle proxy's resident set, issue 20). */
-static void worker_first_idle(void)
+static __attribute__((hot)) void worker_first_idle(void)
 {
     helper_shed_file_pages(worker_maps_fd, worker_pagemap_fd);
     worker_maps_fd = worker_pagemap_fd = -1;
@@ -479,7 +479,7 @@ static void take_answers(int control_fd)
 
 /* Held requests whose time is up; the milliseconds to the next deadline
  * (-1: none). */
-static int expire_held(int control_fd)
+static __attribute__((hot)) int expire_held(int control_fd)
 {
     long long now = mono_ms(), next = -1;
     for (size_t i = 0; i < MAX_HELD; i++) {
@@ -516,7 +516,7 @@ static void drain(int fd)
 
 /* The writer's loop: records in, until the container's init or the worker
  * is gone, or the worker sends something that is not a record. */
-static void __attribute__((noreturn)) run_writer(int record_fd, int control_fd, int worker_pidfd, int maps_fd,
+static void __attribute__((noreturn, hot, noinline)) run_writer(int record_fd, int control_fd, int worker_pidfd, int maps_fd,
                                                  int pagemap_fd)
 {
     static char msg[EGRESS_RECORD_MAX + 1];

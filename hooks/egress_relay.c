@@ -1036,7 +1036,7 @@ static void *connection_thread(void *arg)
 
 /* ---------------------------------------------------------------- the loop */
 
-void egress_worker_serve(void)
+__attribute__((hot)) void egress_worker_serve(void)
 {
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <malloc.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
@@ -331,36 +332,53 @@ int helper_keep_kill_only(const char *const *rw_dirs, ac_error_t *err)
 #define PAGEMAP_PRESENT (1ULL << 63)
 #define PAGEMAP_FILE (1ULL << 61) /* a page-cache page (or shared anon), not a private copy */
 #define PAGEMAP_BATCH 512
+#define SHED_RUNS_MAX 512         /* runs of file pages dropped at most (more are left mapped) */
 
-/* Drop the page-table entries of the file pages in [start, end) that are
- * still the page cache's own; a private copy (a relocated page, written
- * data) is left alone, so nothing but mappings goes. */
-static void shed_range(int pagemap_fd, uintptr_t start, uintptr_t end, size_t page)
+struct shed_runs {
+    uintptr_t start[SHED_RUNS_MAX], end[SHED_RUNS_MAX];
+    size_t n;
+    uintptr_t stack_start; /* the main thread's stack's lowest address, 0: not found */
+};
+
+static void shed_run(struct shed_runs *r, uintptr_t start, uintptr_t end)
+{
+    if (r->n < SHED_RUNS_MAX) {
+        r->start[r->n] = start;
+        r->end[r->n++] = end;
+    }
+}
+
+/* The runs of file pages in [start, end) that are still the page cache's
+ * own; a private copy (a relocated page, written data) is in none, so
+ * nothing but mappings goes. */
+static void find_runs(int pagemap_fd, uintptr_t start, uintptr_t end, size_t page, struct shed_runs *r)
 {
     uint64_t ent[PAGEMAP_BATCH];
     uintptr_t run = 0; /* start of the current run of file pages, 0: none */
     for (uintptr_t at = start; at < end;) {
         size_t n = (end - at) / page < PAGEMAP_BATCH ? (end - at) / page : PAGEMAP_BATCH;
         ssize_t got = pread(pagemap_fd, ent, n * sizeof(ent[0]), (off_t)(at / page * sizeof(ent[0])));
-        if (got <= 0)
+        if (got <= 0) {
+            end = at;
             break;
+        }
         n = (size_t)got / sizeof(ent[0]);
         for (size_t i = 0; i < n; i++, at += page) {
             bool file = (ent[i] & (PAGEMAP_PRESENT | PAGEMAP_FILE)) == (PAGEMAP_PRESENT | PAGEMAP_FILE);
             if (file && !run)
                 run = at;
             if (!file && run) {
-                madvise((void *)run, at - run, MADV_DONTNEED);
+                shed_run(r, run, at);
                 run = 0;
             }
         }
     }
     if (run)
-        madvise((void *)run, end - run, MADV_DONTNEED);
+        shed_run(r, run, end);
 }
 
-/* the work of helper_shed_file_pages, the files left open */
-static void shed_file_pages(int maps_fd, int pagemap_fd)
+/* Every file mapping's runs of page-cache pages into r. */
+static void find_file_runs(int maps_fd, int pagemap_fd, struct shed_runs *r)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE), cap = 64 << 10, len = 0;
     cleanup_free char *maps = xmalloc(cap + 1);
@@ -375,34 +393,41 @@ static void shed_file_pages(int maps_fd, int pagemap_fd)
         }
     }
     maps[len] = '\0';
-    /* first every file mapping's range, then the shedding: parsing
-     * (sscanf) after a library's pages went would map them again */
-    size_t n_ranges = 0, cap_ranges = 64;
-    cleanup_free uintptr_t *ranges = xmalloc(cap_ranges * 2 * sizeof(uintptr_t));
     for (char *line = maps, *next; line && *line; line = next) {
         next = strchr(line, '\n');
         if (next)
             *next++ = '\0';
         unsigned long start, end, inode;
-        if (sscanf(line, "%lx-%lx %*s %*s %*s %lu", &start, &end, &inode) != 3 || inode == 0)
+        int name = 0;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %lu %n", &start, &end, &inode, &name) != 3)
+            continue;
+        if (inode == 0 && name > 0 && strcmp(line + name, "[stack]") == 0)
+            r->stack_start = start;
+        if (inode == 0)
             continue; /* anonymous: the heap, stacks, [vdso] */
-        if (n_ranges == cap_ranges) {
-            cap_ranges *= 2;
-            ranges = xrealloc(ranges, cap_ranges * 2 * sizeof(uintptr_t));
-        }
-        ranges[2 * n_ranges] = start;
-        ranges[2 * n_ranges++ + 1] = end;
+        find_runs(pagemap_fd, start, end, page, r);
     }
-    for (size_t i = 0; i < n_ranges; i++)
-        shed_range(pagemap_fd, ranges[2 * i], ranges[2 * i + 1], page);
 }
 
-void helper_shed_file_pages(int maps_fd, int pagemap_fd)
+__attribute__((hot)) void helper_shed_file_pages(int maps_fd, int pagemap_fd)
 {
+    /* everything else first (the parsing, freeing, closing): once a
+     * library's pages went, each call into it would map them again */
+    struct shed_runs r = {.n = 0};
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    malloc_trim(0); /* the free heap's pages too (what the start allocated and freed) */
     if (maps_fd >= 0 && pagemap_fd >= 0)
-        shed_file_pages(maps_fd, pagemap_fd);
+        find_file_runs(maps_fd, pagemap_fd, &r);
     if (maps_fd >= 0)
         close(maps_fd);
     if (pagemap_fd >= 0)
         close(pagemap_fd);
+    for (size_t i = 0; i < r.n; i++)
+        madvise((void *)r.start[i], r.end[i] - r.start[i], MADV_DONTNEED);
+    /* and the stack the start grew below us, which nothing uses any more
+     * (single-threaded: this is the only stack; two pages kept for the
+     * calls from here on; a signal below would fault in zeroed pages) */
+    uintptr_t below = ((uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)(page - 1)) - 2 * page;
+    if (r.stack_start && below > r.stack_start)
+        madvise((void *)r.stack_start, below - r.stack_start, MADV_DONTNEED);
 }

@@ -67,7 +67,9 @@ int helper_keep_kill_only(const char *const *rw_dirs, ac_error_t *err);
  * file page still shared with the page cache (never a private copy: a
  * relocated or written page stays) and turns fault-around off for the
  * files' mappings, so what it maps from then on is what it runs. The
- * pages stay in the page cache; a later use is a minor fault. Both files
+ * pages stay in the page cache; a later use is a minor fault. The free
+ * heap is trimmed first (malloc_trim), and the stack below the caller's
+ * frame, which the start grew and nothing uses, dropped. Both files
  * are closed (-1: not there, nothing is shed). */
 void helper_shed_file_pages(int maps_fd, int pagemap_fd);
 
