@@ -1224,8 +1224,7 @@ static int egress_hook(const struct egress_args *a, const struct hook_state *st,
         if (mkdir_p(dir, 0700, err) < 0)
             return -1;
     }
-    /* a connection's client and upstream sockets and its splice pipe */
-    conf.sandbox.max_fds = 4 * EGRESS_MAX_CONNECTIONS + 32;
+    conf.sandbox.max_fds = 2 * EGRESS_MAX_CONNECTIONS + 32;
     sandbox_ports();
     conf.pidfd = pidfd_open(st->pid, 0);
     if (conf.pidfd < 0)

@@ -713,22 +713,6 @@ void egress_chunked_init(struct egress_chunked *c, bool strict)
 
 bool egress_chunked_done(const struct egress_chunked *c) { return c->state == CH_DONE; }
 
-unsigned long long egress_chunked_data_left(const struct egress_chunked *c)
-{
-    return c->state == CH_DATA ? c->left : 0;
-}
-
-void egress_chunked_skip(struct egress_chunked *c, unsigned long long n)
-{
-    if (c->state != CH_DATA || n > c->left) {
-        c->state = CH_BAD; /* more than the chunk holds: a caller's mistake, never passed as data */
-        return;
-    }
-    c->left -= n;
-    if (c->left == 0)
-        c->state = CH_DATA_CR;
-}
-
 static int hex_digit(unsigned char ch)
 {
     if (ch >= '0' && ch <= '9')

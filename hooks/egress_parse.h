@@ -188,13 +188,6 @@ void egress_chunked_init(struct egress_chunked *c, bool strict);
  * it ends); -1 when the body is malformed (and from then on). */
 long egress_chunked_feed(struct egress_chunked *c, const char *buf, size_t len);
 bool egress_chunked_done(const struct egress_chunked *c);
-/* The chunk data bytes that come next, which feed would take without
- * looking at them (0 outside chunk data): a relay may pass up to so many
- * unread (splice) and then tell egress_chunked_skip how many it passed. */
-unsigned long long egress_chunked_data_left(const struct egress_chunked *c);
-/* n (at most egress_chunked_data_left) bytes of chunk data passed unread,
- * as if fed. */
-void egress_chunked_skip(struct egress_chunked *c, unsigned long long n);
 
 /* ---- the response head */
 

@@ -20,7 +20,6 @@
  * writer sends), unless inside the operator's egress.allow-cidr. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -48,9 +47,6 @@
  * next request (CONN_IN_MAX), so these stay the size that bound was made for. */
 #define CLIENT_READ 65536
 #define MAX_GRANTS 64
-/* The pipe a connection splices bodies through: a call moves at most this
- * much (its pages are the socket buffers' own, referenced, not copied). */
-#define SPLICE_PIPE (256 << 10)
 
 struct egress_proxy_conf egress_conf;
 
@@ -388,8 +384,6 @@ static int connect_upstream(const char *host, int port, char *addr_out, size_t a
 struct conn {
     int client;
     int upstream; /* -1: none */
-    int pipe[2];  /* for splice, made by the first body bytes that can take it; -1: none yet */
-    bool no_splice; /* no pipe to be had (fds, pipe buffers): bytes go through buf */
     char origin[EGRESS_HOST_MAX + 1];
     int origin_port;
     char addr[INET6_ADDRSTRLEN];
@@ -433,61 +427,6 @@ static void drop_upstream(struct conn *c)
     c->origin[0] = '\0';
 }
 
-/* ---------------------------------------------------------------- splice */
-
-/* The connection's pipe, made once; false when there is none to be had
- * (out of fds or of the user's pipe buffers): the caller copies instead. */
-static bool have_pipe(struct conn *c)
-{
-    if (c->pipe[0] >= 0)
-        return true;
-    if (c->no_splice || pipe2(c->pipe, O_CLOEXEC) < 0) {
-        c->no_splice = true;
-        return false;
-    }
-    /* a bigger pipe moves more per call; past the user's soft limit of
-     * pipe pages the kernel refuses, and the default pipe serves */
-    if (fcntl(c->pipe[1], F_SETPIPE_SZ, SPLICE_PIPE) < 0) {
-        /* the default size then */
-    }
-    return true;
-}
-
-enum { SPLICE_AGAIN = -2, SPLICE_STOP = -1, SPLICE_EOF = 0 };
-
-/* Up to max bytes from `from` to `to` through the connection's pipe,
- * never through user space. Only bytes whose place the framing already
- * knows are asked for (max: what is left of a Content-Length body or a
- * chunk's data, or anything of a body that runs to the close and of a
- * tunnel's upstream side), so nothing past them is taken. What arrived is
- * booked like forward's: against the cap first (over it, it stays in the
- * pipe and the connection ends), then the rate, then counted in or out.
- * Returns the bytes passed, SPLICE_EOF, SPLICE_AGAIN (nothing there yet:
- * poll again) or SPLICE_STOP. */
-static long splice_forward(struct conn *c, int from, int to, size_t max, bool outward)
-{
-    if (max > SPLICE_PIPE)
-        max = SPLICE_PIPE;
-    ssize_t n = splice(from, NULL, c->pipe[1], NULL, max, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-    if (n < 0)
-        return errno == EAGAIN || errno == EINTR ? SPLICE_AGAIN : SPLICE_STOP;
-    if (n == 0)
-        return SPLICE_EOF;
-    if (!account((size_t)n))
-        return SPLICE_STOP;
-    throttle((size_t)n);
-    for (size_t left = (size_t)n; left > 0;) {
-        ssize_t m = splice(c->pipe[0], NULL, to, NULL, left, SPLICE_F_MOVE);
-        if (m < 0 && errno == EINTR)
-            continue;
-        if (m <= 0)
-            return SPLICE_STOP;
-        left -= (size_t)m;
-    }
-    __atomic_add_fetch(outward ? &egress_conf.bytes->out : &egress_conf.bytes->in, (uint64_t)n, __ATOMIC_RELAXED);
-    return (long)n;
-}
-
 /* A message body passing through, by its framing. */
 struct body {
     enum egress_body_kind kind;
@@ -526,30 +465,6 @@ static long body_take(struct body *b, const char *p, size_t n)
     default:
         b->done = true;
         return 0;
-    }
-}
-
-/* How many of the body's next bytes may pass unread (splice): those its
- * framing has already placed; 0 when the next bytes must be parsed. */
-static size_t body_spliceable(const struct body *b)
-{
-    if (b->done)
-        return 0;
-    unsigned long long n = b->kind == EGRESS_BODY_LENGTH    ? b->left
-                           : b->kind == EGRESS_BODY_CHUNKED ? egress_chunked_data_left(&b->chunked)
-                           : b->kind == EGRESS_BODY_CLOSE   ? SPLICE_PIPE
-                                                            : 0;
-    return n > SPLICE_PIPE ? SPLICE_PIPE : (size_t)n;
-}
-
-/* n bytes of the body passed unread (at most body_spliceable's). */
-static void body_skip(struct body *b, size_t n)
-{
-    if (b->kind == EGRESS_BODY_LENGTH) {
-        b->left -= n;
-        b->done = b->left == 0;
-    } else if (b->kind == EGRESS_BODY_CHUNKED) {
-        egress_chunked_skip(&b->chunked, n);
     }
 }
 
@@ -618,24 +533,6 @@ static bool response_bytes(struct conn *c, struct response *r, const char *p, si
     return true;
 }
 
-/* Pass the body's next bytes from `from` to `to` unread where its framing
- * places them: 1 when it did (or nothing was there yet), 0 when they must
- * be read and parsed instead, -1 when the connection ends (the cap, an
- * error, or the sender closed: the body was cut, or it ran to the close). */
-static int body_splice(struct conn *c, struct body *b, int from, int to, bool outward)
-{
-    size_t room = body_spliceable(b);
-    if (room == 0 || !have_pipe(c))
-        return 0;
-    long n = splice_forward(c, from, to, room, outward);
-    if (n == SPLICE_AGAIN)
-        return 1;
-    if (n <= 0)
-        return -1;
-    body_skip(b, (size_t)n);
-    return 1;
-}
-
 /* Send the request's body and pass the response back, until both are
  * whole. KEEP when the connection may carry another request. */
 static enum step exchange(struct conn *c, const struct egress_framing *req_f, const char *method)
@@ -667,12 +564,7 @@ static enum step exchange(struct conn *c, const struct egress_framing *req_f, co
             continue;
         if (pr <= 0)
             return STOP;
-        int sp;
-        if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
-            (sp = body_splice(c, &req, c->client, c->upstream, true)) != 0) {
-            if (sp < 0)
-                return STOP;
-        } else if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+        if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
             ssize_t n = read(c->client, c->buf, CLIENT_READ);
             if (n < 0 && (errno == EINTR || errno == EAGAIN))
                 continue;
@@ -686,14 +578,7 @@ static enum step exchange(struct conn *c, const struct egress_framing *req_f, co
             if (!forward(c->upstream, c->buf, (size_t)t, true) || !keep_for_next(c, c->buf + t, (size_t)(n - t)))
                 return STOP;
         }
-        if ((p[1].revents & (POLLIN | POLLHUP | POLLERR)) && r.in_body &&
-            (sp = body_splice(c, &r.body, c->upstream, c->client, false)) != 0) {
-            if (sp < 0)
-                return STOP; /* as below: the close's end, a cut body, the cap */
-            r.done = r.body.done;
-            if (r.done && !req.done)
-                return STOP;
-        } else if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+        if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
             ssize_t n = read(c->upstream, c->buf, RELAY_BUF);
             if (n < 0 && (errno == EINTR || errno == EAGAIN))
                 continue;
@@ -823,47 +708,25 @@ static void tunnel(struct conn *c, unsigned char *t, size_t th, struct egress_tl
         if (pr < 0 || (pr == 0 && !deadline))
             return;
         if (open_in[0] && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-            /* inside a record that is not a hello, with nothing held: the
-             * rest of its body passes unread, never past its end */
-            ssize_t n;
-            if (th == 0 && ts->body_left > 0 && have_pipe(c)) {
-                n = splice_forward(c, c->client, c->upstream, ts->body_left, true);
-                if (n == SPLICE_AGAIN)
-                    continue;
-                if (n == SPLICE_STOP)
-                    return;
-                ts->body_left -= (size_t)n;
-            } else {
-                n = read(c->client, t + th, EGRESS_HELLO_WIRE_MAX - th);
-                if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                    continue;
-                if (n > 0)
-                    th += (size_t)n;
-            }
+            ssize_t n = read(c->client, t + th, EGRESS_HELLO_WIRE_MAX - th);
+            if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                continue;
             if (n <= 0) {
                 open_in[0] = false;
                 shutdown(c->upstream, SHUT_WR);
+            } else {
+                th += (size_t)n;
             }
         }
         if (open_in[1] && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-            /* the upstream's side is passed as is */
-            ssize_t n;
-            if (have_pipe(c)) {
-                n = splice_forward(c, c->upstream, c->client, SPLICE_PIPE, false);
-                if (n == SPLICE_AGAIN)
-                    continue;
-                if (n == SPLICE_STOP)
-                    return;
-            } else {
-                n = read(c->upstream, c->buf, RELAY_BUF);
-                if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                    continue;
-                if (n > 0 && !forward(c->client, c->buf, (size_t)n, false))
-                    return;
-            }
+            ssize_t n = read(c->upstream, c->buf, RELAY_BUF);
+            if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                continue;
             if (n <= 0) {
                 open_in[1] = false;
                 shutdown(c->client, SHUT_WR);
+            } else if (!forward(c->client, c->buf, (size_t)n, false)) {
+                return;
             }
         }
     }
@@ -1016,7 +879,7 @@ static void serve_connection(struct conn *c)
 
 static void *connection_thread(void *arg)
 {
-    struct conn c = {.client = (int)(intptr_t)arg, .upstream = -1, .pipe = {-1, -1}};
+    struct conn c = {.client = (int)(intptr_t)arg, .upstream = -1};
     struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
     setsockopt(c.client, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     c.in = xmalloc(CONN_IN_MAX);
@@ -1024,10 +887,6 @@ static void *connection_thread(void *arg)
     serve_connection(&c);
     drop_upstream(&c);
     close(c.client);
-    if (c.pipe[0] >= 0) {
-        close(c.pipe[0]);
-        close(c.pipe[1]);
-    }
     free(c.in);
     free(c.buf);
     atomic_fetch_sub(&connections, 1);

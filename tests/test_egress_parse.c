@@ -560,41 +560,6 @@ TEST(chunked_bodies)
     CHECK(egress_chunked_feed(&c, "0\r\n\r\n", 5) == -1);
 }
 
-/* A relay that passes chunk data unread (splice) and feeds the rest: the
- * same body, the same end, whatever it skipped. */
-TEST(chunked_data_skipped_unread)
-{
-    static const char body[] = "5\r\nhello\r\n1A;x=1\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\nT: 1\r\n\r\nNEXT";
-    size_t whole = strlen(body) - 4;
-    for (size_t step = 1; step <= 30; step++) {
-        struct egress_chunked c;
-        egress_chunked_init(&c, true);
-        size_t at = 0;
-        while (!egress_chunked_done(&c) && at < strlen(body)) {
-            unsigned long long left = egress_chunked_data_left(&c);
-            if (left) {
-                size_t n = left < step ? (size_t)left : step;
-                egress_chunked_skip(&c, n);
-                at += n;
-                continue;
-            }
-            long t = egress_chunked_feed(&c, body + at, 1);
-            if (t < 0)
-                FAIL("step %zu: malformed at %zu", step, at);
-            at += (size_t)t;
-        }
-        CHECK_EQ_INT(at, whole);
-    }
-    struct egress_chunked c;
-    egress_chunked_init(&c, true);
-    CHECK(egress_chunked_data_left(&c) == 0);
-    CHECK(egress_chunked_feed(&c, "3\r\n", 3) == 3);
-    CHECK(egress_chunked_data_left(&c) == 3);
-    /* more than the chunk holds is never data: the body is malformed */
-    egress_chunked_skip(&c, 4);
-    CHECK(egress_chunked_feed(&c, "abc\r\n0\r\n\r\n", 10) == -1);
-}
-
 TEST(response_heads_and_framing)
 {
     static const struct { const char *head, *method; int status, kind; unsigned long long length; bool close; } ok[] = {

@@ -250,8 +250,7 @@ static int worker_landlock(const struct helper_sandbox *sb, ac_error_t *err)
 /* The worker's syscalls: its threads (clone only with CLONE_THREAD; clone3,
  * whose flags a filter cannot see, answers ENOSYS and glibc falls back),
  * memory, the sockets it accepts and makes (inet only), getaddrinfo's
- * files and DNS over UDP and TCP, clocks, and a pipe per connection to
- * splice bodies through. */
+ * files and DNS over UDP and TCP, clocks. */
 static int worker_seccomp(ac_error_t *err)
 {
     static const int allowed[] = {
@@ -266,7 +265,6 @@ static int worker_seccomp(ac_error_t *err)
         SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(getrandom),
         SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(uname), SCMP_SYS(sysinfo), SCMP_SYS(sched_getaffinity),
         SCMP_SYS(restart_syscall), SCMP_SYS(exit), SCMP_SYS(exit_group),
-        SCMP_SYS(pipe2), SCMP_SYS(splice), /* bodies relayed socket to pipe to socket */
     };
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
     if (!ctx)
