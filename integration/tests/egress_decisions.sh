@@ -404,13 +404,12 @@ for x in data: h = ((h ^ x) * 16777619) & 0xffffffff
 print(len(data), "%08x" % h)' "$1" "${2:-raw}"
 }
 
-# Bodies and tunnels are relayed through a pipe with splice(2), never read
-# into the proxy: what arrives is still byte for byte what was sent, in
-# both directions, for Content-Length and chunked framing and a CONNECT
-# tunnel's records; keep-alive still finds the next request where the body
-# ended; the byte cap still cuts a spliced body, and the bytes are counted
-# for the exit record.
-test_egress_large_bodies_spliced_byte_exact() {
+# Large bodies and tunnels, relayed in many chunks: what arrives is byte
+# for byte what was sent, in both directions, for Content-Length and
+# chunked framing and a CONNECT tunnel's records; keep-alive still finds
+# the next request where a large body ended; the byte cap cuts a body in
+# the middle, and the bytes are counted for the exit record.
+test_egress_large_bodies_byte_exact() {
     eh_upstreams
     EH_CONF="egress.max-rate = 1g"
     eh_hooks_dir
@@ -428,12 +427,12 @@ test_egress_large_bodies_spliced_byte_exact() {
     assert_match "$OUT" "^HTTP/1.1 200 OK \| vhost $v /up body=$up conn=[0-9]+$" "a 4 MiB Content-Length request body"
     ein "$id" /xbin/egress-client upload chunked "$size" "$head"
     assert_match "$OUT" "^HTTP/1.1 200 OK \| vhost $v /up body=$up conn=[0-9]+$" "a 4 MiB chunked request body"
-    # keep-alive after a spliced body: the next request on the connection
+    # keep-alive after a large body: the next request on the connection
     # is read where the body ended, decided and answered
     ein "$id" /xbin/egress-client fetch "GET http://$v/big/length/1000000 HTTP/1.1\r\nHost: $v\r\n\r\nGET http://$v/after HTTP/1.1\r\nHost: $v\r\nConnection: close\r\n\r\n"
     local got; got="$(echo "$OUT" | grep -o 'got [0-9]*' | cut -d' ' -f2)"
-    grep -q " /after$" "$T/ports.vhost" || fail "the request after a spliced response did not reach the server"
-    [ -n "$got" ] && [ "$got" -gt 1000040 ] || fail "the reply to the request after a spliced response: $OUT"
+    grep -q " /after$" "$T/ports.vhost" || fail "the request after a large response did not reach the server"
+    [ -n "$got" ] && [ "$got" -gt 1000040 ] || fail "the reply to the request after a large response: $OUT"
     # a tunnel: 256 TLS records of 16 KiB after the ClientHello, heard whole
     ein "$id" /xbin/egress-client tunnel "allowed.test:$SINK_PORT" allowed.test 256
     local sent; sent="$(echo "$OUT" | grep -o 'sent [0-9]* [0-9a-f]*$' | cut -d' ' -f2-)"
@@ -444,7 +443,7 @@ test_egress_large_bodies_spliced_byte_exact() {
     out="$(echo "$r" | grep -o '"egressBytesOut":[0-9]*' | cut -d: -f2)"
     in="$(echo "$r" | grep -o '"egressBytesIn":[0-9]*' | cut -d: -f2)"
     [ "$in" -ge $((2 * size)) ] && [ "$out" -ge $((3 * size)) ] || fail "bytes through the proxy: out $out, in $in"
-    # the byte cap cuts a spliced body where the cap is
+    # the byte cap cuts a body where the cap is
     EH_CONF="$(printf 'egress.max-rate = 1g\negress.max-bytes = 1m')"
     eh_hooks_dir
     id="$(new_id)"
