@@ -44,12 +44,17 @@ static bool errnos_under(const struct oci_seccomp *profile, const long *nrs, siz
     return got == n && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-static char *allowed_names[] = { "read", "write", "close", "exit", "exit_group", "getpid", "rseq" };
+/* what the child needs, and what a sanitizer's runtime does in it (an
+ * error report's alternate stack, its thread id, its allocator's mmap); all
+ * below rseq (334), the last named */
+static char *allowed_names[] = { "read",     "write",       "close", "exit",   "exit_group", "getpid",
+                                 "sigaltstack", "gettid",   "mmap",  "munmap", "madvise",    "mprotect",
+                                 "rt_sigprocmask", "rseq" };
 static char *x86_64_arch[] = { "SCMP_ARCH_X86_64", "SCMP_ARCH_X86" };
 
 TEST(errno_default_gives_enosys_above_the_last_named_syscall)
 {
-    struct oci_seccomp_syscall allow = { .names = allowed_names, .n_names = 7, .action = SECCOMP_ACTION_ALLOW };
+    struct oci_seccomp_syscall allow = { .names = allowed_names, .n_names = sizeof(allowed_names) / sizeof(*allowed_names), .action = SECCOMP_ACTION_ALLOW };
     struct oci_seccomp profile = { .default_action = SECCOMP_ACTION_ERRNO, .architectures = x86_64_arch,
                                    .n_architectures = 2, .syscalls = &allow, .n_syscalls = 1 };
     /* rseq (334) is the last named: getpid allowed, mkdir below it EPERM,
@@ -65,7 +70,7 @@ TEST(errno_default_gives_enosys_above_the_last_named_syscall)
 
 TEST(errno_default_with_its_own_errno_keeps_it_below_the_last)
 {
-    struct oci_seccomp_syscall allow = { .names = allowed_names, .n_names = 7, .action = SECCOMP_ACTION_ALLOW };
+    struct oci_seccomp_syscall allow = { .names = allowed_names, .n_names = sizeof(allowed_names) / sizeof(*allowed_names), .action = SECCOMP_ACTION_ALLOW };
     struct oci_seccomp profile = { .default_action = SECCOMP_ACTION_ERRNO, .has_default_errno_ret = true,
                                    .default_errno_ret = ENXIO, .syscalls = &allow, .n_syscalls = 1 };
     /* no architectures listed: the native one still gets the stub */
