@@ -40,6 +40,8 @@ int state_load(const struct global_opts *g, const char *id, struct container_sta
 /* Atomically (tmp + rename) write ROOT/ID/state.json. */
 int state_save(const struct global_opts *g, const struct container_state *st, ac_error_t *err);
 void state_free(struct container_state *st);
+/* The value of one of the state's annotations, or NULL. */
+const char *state_annotation(const struct container_state *st, const char *key);
 static inline void state_freep(struct container_state **s) { if (*s) state_free(*s); }
 #define cleanup_state __attribute__((cleanup(state_freep)))
 /* The live status: stopped when the init process is gone (or its PID was

@@ -346,10 +346,7 @@ static int podman_pod_cage(const struct global_opts *g, const struct oci_spec *s
  * or the egress proxy with the same allow-list. */
 static bool same_pod_network(const struct container_state *sandbox, const struct oci_spec *spec, int tier)
 {
-    const char *egress = NULL;
-    for (char **a = sandbox->annotations; a && a[0]; a += 2)
-        if (strcmp(a[0], "io.agentcage.egress") == 0)
-            egress = a[1];
+    const char *egress = state_annotation(sandbox, "io.agentcage.egress");
     return tier_has_egress_proxy(sandbox->tier) == tier_has_egress_proxy(tier) &&
            (!tier_has_egress_proxy(tier) || same_string(egress, spec_annotation(spec, "io.agentcage.egress")));
 }
@@ -749,9 +746,7 @@ static int gvisor_pod_member(const struct global_opts *g, const struct oci_spec 
     cleanup_state struct container_state *st = NULL;
     const char *role = NULL;
     if (id && state_validate_id(id, &e) == 0 && state_load(g, id, &st, &e) == 0)
-        for (char **k = st->annotations; k && k[0]; k += 2)
-            if (strcmp(k[0], "io.agentcage.pod-role") == 0)
-                role = k[1];
+        role = state_annotation(st, "io.agentcage.pod-role");
     ac_error_free(&e);
     if (st == NULL || !st->gvisor || role == NULL || strcmp(role, "sandbox") != 0 || st->pid <= 0 ||
         process_start_time(st->pid) != st->pid_start_time)

@@ -294,10 +294,8 @@ static int runsc_userns(pid_t sandbox, ac_error_t *err)
 
 bool gvisor_is_pod_member(const struct container_state *st)
 {
-    for (char **a = st->annotations; st->gvisor && a && a[0]; a += 2)
-        if (strcmp(a[0], "io.agentcage.pod-role") == 0)
-            return strcmp(a[1], "container") == 0;
-    return false;
+    const char *role = st->gvisor ? state_annotation(st, "io.agentcage.pod-role") : NULL;
+    return role && strcmp(role, "container") == 0;
 }
 
 /* The live process of the pod's sandbox a pod's container runs in (its

@@ -73,6 +73,14 @@ int state_open(const struct global_opts *g, const char *id, int *lockfd, struct 
     return 0;
 }
 
+const char *state_annotation(const struct container_state *st, const char *key)
+{
+    for (char **a = st->annotations; a && a[0] && a[1]; a += 2)
+        if (strcmp(a[0], key) == 0)
+            return a[1];
+    return NULL;
+}
+
 void state_free(struct container_state *st)
 {
     if (st == NULL)
