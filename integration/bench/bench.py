@@ -552,9 +552,15 @@ class Bench:
             protocol_version = "HTTP/1.0"
 
             def do_GET(self):
+                # /small: a one-byte answer, for the latency the proxy adds
+                # to a request (its first byte is all of it)
+                small = self.path.endswith("/small")
                 self.send_response(200)
-                self.send_header("Content-Length", str(size_mib << 20))
+                self.send_header("Content-Length", "1" if small else str(size_mib << 20))
                 self.end_headers()
+                if small:
+                    self.wfile.write(b"\0")
+                    return
                 for _ in range(size_mib):
                     self.wfile.write(body)
 
@@ -595,13 +601,18 @@ class Bench:
                 cmds[v] = self.variant_cmd(v) + (["--hooks-dir", hooks] if v == "t2" else [])
                 self.timeit([cmds[v] + ["create", "--bundle", b, cid], cmds[v] + ["start", cid]], 1, subreaper=False)
                 ids[v] = f"{p}-0"
-            raw = {v: {"get": [], "true": []} for v in variants}
+            raw = {v: {"get": [], "small": [], "true": []} for v in variants}
             for _ in range(rounds):
                 for v, (_, url, proxy) in variants.items():
                     get = cmds[v] + ["exec", ids[v], "/bin/sh", "-c", f"wget {proxy} -q -O /dev/null {url}"]
                     o = self.timeit([get], per_round, subreaper=False)
                     raw[v]["get"] += o["steps"][0]
-                    o = self.timeit([cmds[v] + ["exec", ids[v], "/bin/true"]], per_round, subreaper=False)
+                    small = cmds[v] + ["exec", ids[v], "/bin/sh", "-c", f"wget {proxy} -q -O /dev/null {url}small"]
+                    # five times as many of the short ones: the difference
+                    # they show is a fraction of an exec's own spread
+                    o = self.timeit([small], 5 * per_round, subreaper=False)
+                    raw[v]["small"] += o["steps"][0]
+                    o = self.timeit([cmds[v] + ["exec", ids[v], "/bin/true"]], 5 * per_round, subreaper=False)
                     raw[v]["true"] += o["steps"][0]
         finally:
             srv.shutdown()
@@ -616,7 +627,10 @@ class Bench:
             get_ms = median([x["wall_ns"] / 1e6 for x in ok])
             true_ms = median([x["wall_ns"] / 1e6 for x in d["true"] if x["status"] == 0])
             xfer = get_ms - true_ms
+            small_ok = [x for x in d["small"] if x["status"] == 0]
+            small_ms = median([x["wall_ns"] / 1e6 for x in small_ok]) - true_ms
             out[v] = {"download_ms": get_ms, "exec_true_ms": true_ms, "transfer_ms": xfer,
+                      "small_request_ms": small_ms, "small_failed": len(d["small"]) - len(small_ok),
                       "mib_per_s": size_mib / (xfer / 1000) if xfer > 0 else float("nan"),
                       "cpu_ms": median([x["cpu_ns"] / 1e6 for x in ok]),
                       "failed": len(d["get"]) - len(ok), "size_mib": size_mib}
@@ -722,6 +736,16 @@ def report(b, quick):
             L.append(f"| {v} | {'egress proxy' if v == 't2' else 'direct'} | {fmt(s['download_ms'])} | "
                      f"{fmt(s['transfer_ms'])} | {fmt(s['mib_per_s'], '.0f')} | {fmt(s['cpu_ms'])} | "
                      f"{ratio(s['transfer_ms'], eg.get('agentcage', {}).get('transfer_ms', float('nan')))} | {s['failed']} |")
+        if "small_request_ms" in eg.get("agentcage", {}):
+            L.append("")
+            L.append("A one-byte answer (its first byte is the whole of it): the request's exec less an exec of "
+                     "/bin/true, and what the proxy adds to agentcage's direct request.")
+            L.append("")
+            L.append("| runtime | path | one-byte request ms | added ms | failed |")
+            L.append("|---|---|---|---|---|")
+            for v, s in eg.items():
+                L.append(f"| {v} | {'egress proxy' if v == 't2' else 'direct'} | {fmt(s['small_request_ms'], '.2f')} | "
+                         f"{fmt(s['small_request_ms'] - eg['agentcage']['small_request_ms'], '.2f')} | {s['small_failed']} |")
     al = R.get("alive", {})
     if al:
         L.append("")
@@ -843,6 +867,10 @@ def report(b, quick):
         r = eg["t2"]["transfer_ms"] / eg["agentcage"]["transfer_ms"]
         target(f"egress: {eg['t2']['size_mib']} MiB through the proxy <= 1.2x direct (issue 18)",
                f"{eg['t2']['transfer_ms']:.0f} vs {eg['agentcage']['transfer_ms']:.0f} ms = {r:.2f}x", r <= 1.2)
+        if "small_request_ms" in eg["t2"]:
+            added = eg["t2"]["small_request_ms"] - eg["agentcage"]["small_request_ms"]
+            target("egress: first-byte latency the proxy adds <= 1 ms (issue 20)",
+                   f"{added:.2f} ms (a one-byte answer, through the proxy less direct)", added <= 1.0)
     if tp:
         for k, a in tp.items():
             v, n, j = k.split("/")
@@ -977,6 +1005,8 @@ def main():
                             f" - {v}: an egress proxy (writer and worker) per container: {s['egress_procs']} processes\n")
             for v, s in b.results.get("egress", {}).items():
                 f.write(("ok" if s["failed"] == 0 else "FAIL") + f" - {v}: {s['size_mib']} MiB downloaded "
+                        f"{'through the egress proxy' if v == 't2' else 'directly'}\n")
+                f.write(("ok" if s["small_failed"] == 0 else "FAIL") + f" - {v}: a one-byte answer fetched "
                         f"{'through the egress proxy' if v == 't2' else 'directly'}\n")
             mn = b.results.get("many")
             if mn:
