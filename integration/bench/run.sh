@@ -43,6 +43,9 @@ if [ -n "$need" ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need >&2
 fi
 
+# The tier-2/3 rows start the egress proxy, whose worker runs as this system
+# user (make install and the test suite make it too; a fresh machine has none).
+"$top/scripts/egress-user.sh" || { echo "run.sh: cannot make the system user agentcage-egress" >&2; exit 1; }
 # Docker's default seccomp profile, as Docker put it in a real config.json.
 if [ -z "$DOCKER_CONFIG" ]; then
     for c in "$top/../shared/reference/engine-calls/config.json-docker-run.json" \
