@@ -296,6 +296,10 @@ static int rmdir_retry(const char *dir, ac_error_t *err)
 /* Remove dir and every cgroup below it, deepest first. */
 static int remove_tree(const char *dir, ac_error_t *err)
 {
+    /* the common case, an empty cgroup without children: one rmdir (the
+     * kernel answers EBUSY for one with children or tasks) */
+    if (rmdir(dir) == 0 || errno == ENOENT)
+        return 0;
     DIR *d = opendir(dir);
     if (d == NULL) {
         if (errno == ENOENT)
@@ -406,11 +410,16 @@ int cgroup_create(const char *path, const struct oci_resources *resources, ac_er
         /* Every level, not just ours: a parent made by someone else (a pod's
          * cgroup) with empty cpus/mems holds no task and none could join
          * below it; one already set is left as it is. */
-        for (size_t lvl = 0; is_cpuset && lvl < depth; lvl++) {
+        char *cpuset_values[2] = {NULL, NULL}; /* each level's, for the one below */
+        int cpuset_ret = 0;
+        for (size_t lvl = 0; is_cpuset && cpuset_ret == 0 && lvl < depth; lvl++) {
             cleanup_free char *dir = level_dir(roots[i], path, lvl);
-            if (cg_v1_cpuset_init(dir, err) < 0)
-                goto fail;
+            cpuset_ret = cg_v1_cpuset_init(dir, lvl >= made[n_made - 1].first_new, cpuset_values, err);
         }
+        free(cpuset_values[0]);
+        free(cpuset_values[1]);
+        if (cpuset_ret < 0)
+            goto fail;
         if (roots[i] == l->v2_mount &&
             cg_v2_enable_controllers(l, path, depth - made[n_made - 1].first_new, resources,
                                      err) < 0)

@@ -91,9 +91,11 @@ extern const size_t cg_n_default_device_rules;
  * v1 hierarchy. */
 int cg_v1_apply(const struct cg_layout *l, const char *path, const struct oci_resources *r,
                 bool creating, ac_error_t *err);
-/* Copy cpuset.cpus/cpuset.mems from the parent into a new cpuset dir when
- * they are empty, so tasks can join it. */
-int cg_v1_cpuset_init(const char *dir, ac_error_t *err);
+/* A v1 cpuset's cpus and mems: its own when set, else its parent's copied
+ * in (an empty one holds no task). values[] holds the parent's (NULL: read
+ * them) and the level's on return, for the level below; a level made_now
+ * is empty, so written without a read. */
+int cg_v1_cpuset_init(const char *dir, bool made_now, char *values[2], ac_error_t *err);
 int cg_v1_freeze(const char *dir, bool frozen, ac_error_t *err);
 bool cg_v1_is_frozen(const char *dir);
 void cg_v1_stats(const struct cg_layout *l, const char *path, struct cgroup_stats *st);

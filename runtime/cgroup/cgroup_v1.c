@@ -1,6 +1,7 @@
 /* cgroup v1 backend: one hierarchy per controller (or co-mounted group),
  * the container's cgroup at the same path in each. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -214,13 +215,41 @@ static void device_rule_string(const struct oci_device_rule *rule, char *buf, si
              rule->access && *rule->access ? rule->access : "rwm");
 }
 
-static int write_device_rules(const char *dir, const struct oci_device_rule *rules, size_t n,
+/* devices.deny (fd[0]) and devices.allow (fd[1]) of one cgroup, each opened
+ * once for all the rules written to it: the kernel takes one rule a write. */
+struct device_files {
+    const char *dir;
+    int fd[2];
+};
+
+static void device_files_close(struct device_files *f)
+{
+    for (int i = 0; i < 2; i++)
+        if (f->fd[i] >= 0)
+            close(f->fd[i]);
+}
+
+static int write_device_rule(struct device_files *f, bool allow, const char *rule, ac_error_t *err)
+{
+    const char *file = allow ? "devices.allow" : "devices.deny";
+    int *fd = &f->fd[allow];
+    if (*fd < 0) {
+        cleanup_free char *path = xasprintf("%s/%s", f->dir, file);
+        *fd = open(path, O_WRONLY | O_CLOEXEC);
+    }
+    if (*fd < 0 || write_all(*fd, rule, strlen(rule)) < 0)
+        return ac_error(err, errno, "cgroup: write %s=%s", file, rule);
+    ac_debug("cgroup: wrote %s/%s=%s", f->dir, file, rule);
+    return 0;
+}
+
+static int write_device_rules(struct device_files *f, const struct oci_device_rule *rules, size_t n,
                               ac_error_t *err)
 {
     for (size_t i = 0; i < n; i++) {
         char buf[96];
         device_rule_string(&rules[i], buf, sizeof(buf));
-        if (cg_write(dir, rules[i].allow ? "devices.allow" : "devices.deny", buf, err) < 0)
+        if (write_device_rule(f, rules[i].allow, buf, err) < 0)
             return -1;
     }
     return 0;
@@ -230,11 +259,13 @@ static int apply_devices(const char *dir, const struct oci_resources *r, ac_erro
 {
     /* Start from nothing allowed, then the rules in order (later ones win),
      * then the devices every container gets. */
-    if (cg_write(dir, "devices.deny", "a", err) < 0)
-        return -1;
-    if (write_device_rules(dir, r->devices, r->n_devices, err) < 0)
-        return -1;
-    return write_device_rules(dir, cg_default_device_rules, cg_n_default_device_rules, err);
+    struct device_files f = {.dir = dir, .fd = {-1, -1}};
+    int ret = write_device_rule(&f, false, "a", err) < 0 || write_device_rules(&f, r->devices, r->n_devices, err) < 0 ||
+                      write_device_rules(&f, cg_default_device_rules, cg_n_default_device_rules, err) < 0
+                  ? -1
+                  : 0;
+    device_files_close(&f);
+    return ret;
 }
 
 int cg_v1_apply(const struct cg_layout *l, const char *path, const struct oci_resources *r,
@@ -304,20 +335,26 @@ int cg_v1_apply(const struct cg_layout *l, const char *path, const struct oci_re
     return 0;
 }
 
-int cg_v1_cpuset_init(const char *dir, ac_error_t *err)
+int cg_v1_cpuset_init(const char *dir, bool made_now, char *values[2], ac_error_t *err)
 {
     cleanup_free char *copy = xstrdup(dir);
     const char *parent = dirname(copy);
     static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
     for (size_t i = 0; i < 2; i++) {
-        cleanup_free char *cur = NULL, *from_parent = NULL;
-        if (cg_read(dir, files[i], &cur) < 0)
-            return ac_error(err, errno, "cgroup: read `%s/%s`", dir, files[i]);
-        if (*cur)
-            continue;
-        if (cg_read(parent, files[i], &from_parent) < 0)
+        if (!made_now) {
+            char *cur = NULL;
+            if (cg_read(dir, files[i], &cur) < 0)
+                return ac_error(err, errno, "cgroup: read `%s/%s`", dir, files[i]);
+            if (*cur) {
+                free(values[i]);
+                values[i] = cur;
+                continue;
+            }
+            free(cur);
+        }
+        if (values[i] == NULL && cg_read(parent, files[i], &values[i]) < 0)
             return ac_error(err, errno, "cgroup: read `%s/%s`", parent, files[i]);
-        if (cg_write(dir, files[i], from_parent, err) < 0)
+        if (cg_write(dir, files[i], values[i], err) < 0)
             return -1;
     }
     return 0;
