@@ -277,6 +277,11 @@ static struct {
 static size_t n_builtins;
 static char *builtin_dir;
 
+bool hooks_runtime_side(const struct oci_spec *spec)
+{
+    return spec->hooks.n_hooks[HOOK_PRESTART] || spec->hooks.n_hooks[HOOK_CREATE_RUNTIME];
+}
+
 void hooks_builtin_register(const char *name, hook_builtin_fn run)
 {
     if (n_builtins < BUILTINS_MAX)

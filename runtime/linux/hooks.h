@@ -13,6 +13,12 @@
 int hooks_run(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, const char *state_json,
               ac_error_t *err);
 
+/* Does the spec have prestart or createRuntime hooks, those the runtime runs
+ * in its own namespaces while the container's init waits after its mounts?
+ * Both sides ask: without any, the init does not stop for them (one round
+ * trip fewer). */
+bool hooks_runtime_side(const struct oci_spec *spec);
+
 /* An entry "NAME=value" every hook run from now on gets in its environment
  * besides its own (NULL: none): a tiered container's denials counter,
  * $AGENTCAGE_DENIALS, for its egress proxy. The string must outlive the runs. */

@@ -221,14 +221,16 @@ void init_main(const struct init_config *c)
     if (rootfs_prepare(spec, &ro, &err) < 0)
         init_fail(c->sync_fd, &err);
 
-    /* 6. prestart and createRuntime run in the runtime's namespaces;
-     * createContainer here, before pivot_root. */
-    if (sync_send(c->sync_fd, SYNC_RUN_HOOKS, NULL, 0) < 0)
-        _exit(1);
-    char *reply = NULL;
-    if (sync_recv(c->sync_fd, &t, &reply, NULL) < 0 || t != SYNC_HOOKS_DONE)
-        _exit(1);
-    free(reply);
+    /* 6. prestart and createRuntime run in the runtime's namespaces (when
+     * the spec has any); createContainer here, before pivot_root. */
+    if (hooks_runtime_side(spec)) {
+        if (sync_send(c->sync_fd, SYNC_RUN_HOOKS, NULL, 0) < 0)
+            _exit(1);
+        char *reply = NULL;
+        if (sync_recv(c->sync_fd, &t, &reply, NULL) < 0 || t != SYNC_HOOKS_DONE)
+            _exit(1);
+        free(reply);
+    }
     /* createContainer hooks start in the container's rootfs (runc does the
      * same): a hook's relative paths ("./lib/...") name the container's files. */
     if (chdir(ro.rootfs) < 0) {
