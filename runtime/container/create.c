@@ -1223,7 +1223,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             goto out;
     }
     if (c.cgroup_made &&
-        cgroup_join_finish(sync_fds[0], child_joins, has_v2, into_cgroup, c.cgroup_path, c.child, err) < 0) {
+        cgroup_join_finish(sync_fds[0], child_joins, has_v2, into_cgroup, c.cgroup_path, c.child, NULL, err) < 0) {
         /* a cgroup another create made and removed in its rollback before
          * ours joined it (two containers naming one cgroupsPath): made
          * again, once */

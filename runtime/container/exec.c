@@ -106,6 +106,7 @@ struct exec_child {
     int root_fd;             /* a container in the runtime's mount namespace: its chroot, else -1 */
     int tier;                /* the container's tier from its state, TIER_NONE when plain */
     bool userns_late;        /* the tier's user namespace: joined after the others, as its init did */
+    bool cgroup2_placed;     /* no cgroup2 mount, or clone3 put us in ours: joining v1 is all */
     const char *landlock_rw;
 };
 
@@ -116,15 +117,18 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     prepare_inherited_fds(c->preserve_fds);
+    bool joined = false;
     if (c->cgroup_join && c->cgroup_join->n)
-        cgroup_join_report(c->cgroup_join, c->sync_fd);
+        joined = cgroup_join_report(c->cgroup_join, c->sync_fd);
     else if (c->cgroup_join)
         cgroup_join_close(c->cgroup_join);
     ac_log_keep_stderr();
     /* (debug lines with runc's words for the same steps, see init_main) */
     ac_debug("child process in init(): the exec process, pid %d", (int) getpid());
+    /* in all our cgroups by ourselves: the runtime has nothing to do before
+     * we go on, and sends no go-ahead (cgroup_join_finish's *alone) */
     enum sync_type t;
-    if (sync_recv(c->sync_fd, &t, NULL, NULL) < 0 || t != SYNC_GO)
+    if (!(joined && c->cgroup2_placed) && (sync_recv(c->sync_fd, &t, NULL, NULL) < 0 || t != SYNC_GO))
         _exit(1);
     ac_debug("nsexec container setup: joining the container's namespaces");
     /* user first (it grants the capabilities for the others), except a
@@ -357,7 +361,7 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
         }
     }
     c.cgroup_join = &join;
-    bool child_joins = join.n > 0, has_v2 = join.v2_fd >= 0, into_cgroup;
+    bool child_joins = join.n > 0, has_v2 = join.v2_fd >= 0, into_cgroup, alone = false;
     child = clone_child(0, join.v2_fd, &into_cgroup);
     if (child < 0) {
         ac_error(err, errno, "exec: fork");
@@ -365,6 +369,7 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
     }
     if (child == 0) {
         close(sync_fds[0]);
+        c.cgroup2_placed = !has_v2 || into_cgroup;
         exec_child_main(&c);
     }
     if (saved_pidns >= 0)
@@ -375,9 +380,10 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
     if (st->cgroup_path[0] &&
         (o->n_cgroup_subs
              ? cgroup_enter_sub(st->cgroup_path, child, o->cgroup_subs, o->n_cgroup_subs, err)
-             : cgroup_join_finish(sync_fds[0], child_joins, has_v2, into_cgroup, st->cgroup_path, child, err)) < 0)
+             : cgroup_join_finish(sync_fds[0], child_joins, has_v2, into_cgroup, st->cgroup_path, child, &alone,
+                                  err)) < 0)
         goto out_kill;
-    if (sync_send(sync_fds[0], SYNC_GO, NULL, 0) < 0) {
+    if (!alone && sync_send(sync_fds[0], SYNC_GO, NULL, 0) < 0) {
         ac_error(err, errno, "exec: start the process");
         goto out_kill;
     }

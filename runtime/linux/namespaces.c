@@ -142,7 +142,7 @@ pid_t clone_child(unsigned long flags, int cgroup_fd, bool *into_cgroup)
     return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 }
 
-void cgroup_join_report(struct cgroup_join *j, int sync_fd)
+bool cgroup_join_report(struct cgroup_join *j, int sync_fd)
 {
     ac_error_t err = NULL;
     cleanup_free char *why = NULL;
@@ -152,18 +152,26 @@ void cgroup_join_report(struct cgroup_join *j, int sync_fd)
     }
     if (sync_send(sync_fd, SYNC_JOINED, why ? why : "", why ? strlen(why) : 0) < 0)
         _exit(1);
+    return why == NULL;
 }
 
 int cgroup_join_finish(int sync_fd, bool child_joins, bool has_v2, bool into_cgroup, const char *path, pid_t pid,
-                       ac_error_t *err)
+                       bool *alone, ac_error_t *err)
 {
+    if (alone)
+        *alone = false;
     if (child_joins) {
         enum sync_type t;
         cleanup_free char *why = NULL;
         if (sync_recv(sync_fd, &t, &why, NULL) < 0 || t != SYNC_JOINED)
             return ac_error(err, 0, "container process: died before joining its cgroup");
-        if (why == NULL || *why == '\0')
-            return has_v2 && !into_cgroup ? cgroup_enter_v2(path, pid, err) : 0;
+        if (why == NULL || *why == '\0') {
+            if (has_v2 && !into_cgroup)
+                return cgroup_enter_v2(path, pid, err);
+            if (alone)
+                *alone = true;
+            return 0;
+        }
         ac_debug("%s: joined by the runtime", why);
     } else if (into_cgroup) {
         return 0; /* no v1 hierarchy: clone3 did it all */

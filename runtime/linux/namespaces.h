@@ -24,10 +24,15 @@ pid_t clone_child(unsigned long flags, int cgroup_fd, bool *into_cgroup);
  * the runtime (cgroup_join_finish) waits for that and puts the child in
  * what is left the slow way: every hierarchy when the child could not,
  * the cgroup2 one when clone3 did not (child_joins: the child had v1
- * hierarchies to join; has_v2: the host has a cgroup2 mount). */
-void cgroup_join_report(struct cgroup_join *j, int sync_fd);
+ * hierarchies to join; has_v2: the host has a cgroup2 mount).
+ * cgroup_join_report returns whether the child joined them all itself;
+ * *alone (may be NULL) is set when that left the runtime nothing to do:
+ * the child joined every v1 hierarchy, and the cgroup2 one is none or
+ * clone3's. An exec's child and its runtime both know that and skip the
+ * runtime's go-ahead then (one round trip fewer). */
+bool cgroup_join_report(struct cgroup_join *j, int sync_fd);
 int cgroup_join_finish(int sync_fd, bool child_joins, bool has_v2, bool into_cgroup, const char *path, pid_t pid,
-                       ac_error_t *err);
+                       bool *alone, ac_error_t *err);
 /* Bring "lo" up in a fresh network namespace. */
 int loopback_up(ac_error_t *err);
 /* Open the network namespace pinned (bind-mounted) at path, making it first
