@@ -364,6 +364,15 @@ static int make_levels(struct created *made, const char *path, ac_error_t *err)
 {
     size_t depth = path_depth(path);
     made->first_new = depth;
+    /* the common case, the parents there already: the leaf alone (EEXIST:
+     * all there, none ours); the levels from the top only on ENOENT */
+    cleanup_free char *leaf = depth ? level_dir(made->root, path, depth - 1) : NULL;
+    if (leaf && mkdir(leaf, 0755) == 0) {
+        made->first_new = depth - 1;
+        return 0;
+    }
+    if (leaf && errno == EEXIST)
+        return 0;
     for (size_t lvl = 0; lvl < depth; lvl++) {
         cleanup_free char *dir = level_dir(made->root, path, lvl);
         if (mkdir(dir, 0755) == 0) {

@@ -187,6 +187,11 @@ int safe_openat(int rootfd, const char *path, int flags, mode_t mode, ac_error_t
 
 int safe_mkdir_p_at(int rootfd, const char *path, mode_t mode, ac_error_t *err)
 {
+    /* the common case, all there already: the walk below would end with
+     * this same open, after one for each prefix */
+    int whole = openat_in_root(rootfd, path, O_PATH | O_DIRECTORY, 0);
+    if (whole >= 0)
+        return whole;
     cleanup_free char *prefix = xstrdup(path);
     cleanup_close int cur = openat_in_root(rootfd, ".", O_PATH | O_DIRECTORY, 0);
     if (cur < 0)

@@ -80,6 +80,9 @@ int rename_over(const char *from, const char *to)
 
 int mkdir_p(const char *path, mode_t mode, ac_error_t *err)
 {
+    /* the common case, the parents there already: one mkdir */
+    if (mkdir(path, mode) == 0 || errno == EEXIST)
+        return 0;
     cleanup_free char *p = xstrdup(path);
     for (char *s = p + 1; *s; s++) {
         if (*s != '/')
