@@ -2,7 +2,7 @@
  * scrubber on the environment, new namespaces. */
 #include <ctype.h>
 #include <fnmatch.h>
-#include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -98,6 +98,32 @@ static bool env_safe(const struct tier_defs *defs, const char *name)
     return false;
 }
 
+/* log2 of a positive normal double without libm, whose load alone cost
+ * every agentcage command 0.05 ms for this one call: x = m * 2^e with m in
+ * [sqrt(1/2), sqrt(2)), and log2 m = 2 atanh(z) / ln 2 with z = (m - 1) /
+ * (m + 1), |z| < 0.18, summed until the terms vanish. Exact for powers of
+ * two (m = 1); elsewhere within 1e-15 of libm's (every c/n, n <= 4096; no
+ * entropy of 200000 random strings on the other side of 4.0). */
+static double log2_positive(double x)
+{
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof(bits));
+    int e = (int)((bits >> 52) & 0x7ff) - 1023;
+    bits = (bits & ~(0x7ffULL << 52)) | (1023ULL << 52);
+    double m;
+    memcpy(&m, &bits, sizeof(m));
+    if (m > 1.4142135623730951) { /* no cancellation of e and log2 m near x = 1 */
+        m /= 2;
+        e++;
+    }
+    double z = (m - 1) / (m + 1), z2 = z * z, term = z, sum = 0;
+    for (int k = 1; term != 0 && k < 80; k += 2) {
+        sum += term / k;
+        term *= z2;
+    }
+    return e + 2 * sum / 0.69314718055994530942;
+}
+
 /* Bits of Shannon entropy per character. */
 static double entropy(const char *s, size_t n)
 {
@@ -108,7 +134,7 @@ static double entropy(const char *s, size_t n)
     for (int c = 0; c < 256; c++)
         if (counts[c]) {
             double p = (double)counts[c] / (double)n;
-            h -= p * log2(p);
+            h -= p * log2_positive(p);
         }
     return h;
 }
