@@ -105,11 +105,10 @@ char *audit_json_argv(char *const *argv)
 static void utc_timestamp(char out[40])
 {
     struct timespec ts;
-    struct tm tm;
+    char day[UTC_DATE_TIME_LEN];
     clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    size_t n = strftime(out, 40, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out + n, 40 - n, ".%03ldZ", ts.tv_nsec / 1000000);
+    utc_date_time(ts.tv_sec, day);
+    snprintf(out, 40, "%.19s.%03dZ", day, (int)(ts.tv_nsec / 1000000));
 }
 
 /* The last line of the open log (without its newline), or NULL for an empty
