@@ -152,7 +152,7 @@ bool cgroup_join_report(struct cgroup_join *j, int sync_fd)
     }
     if (sync_send(sync_fd, SYNC_JOINED, why ? why : "", why ? strlen(why) : 0) < 0)
         _exit(1);
-    return why == NULL;
+    return why == NULL || *why == '\0'; /* as cgroup_join_finish reads it */
 }
 
 int cgroup_join_finish(int sync_fd, bool child_joins, bool has_v2, bool into_cgroup, const char *path, pid_t pid,
