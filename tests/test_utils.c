@@ -1,0 +1,97 @@
+/* Unit tests of small utilities the hot path computes itself instead of
+ * calling libc: the UTC date (utc_date_time, instead of gmtime_r, which
+ * loads the time zone) and mkdir_p (the leaf first). No root needed. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/util/utils.h"
+#include "tests/testlib.h"
+
+/* What the runtime wrote before: strftime of gmtime_r. */
+static void date_by_libc(time_t t, char out[64])
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 64, "%Y-%m-%dT%H:%M:%S", &tm);
+}
+
+TEST(utc_date_time_known_days)
+{
+    static const struct {
+        long long t;
+        const char *want;
+    } cases[] = {
+        {0, "1970-01-01T00:00:00"},          {951782400, "2000-02-29T00:00:00"},
+        {951868799, "2000-02-29T23:59:59"},  {4107542400, "2100-03-01T00:00:00"},
+        {1795000000, "2026-11-18T11:06:40"}, {253402300799, "9999-12-31T23:59:59"},
+        {-1, "1969-12-31T23:59:59"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char got[UTC_DATE_TIME_LEN];
+        utc_date_time((time_t)cases[i].t, got);
+        CHECK_EQ_STR(got, cases[i].want);
+    }
+}
+
+TEST(utc_date_time_as_gmtime_r)
+{
+    /* a step that is no multiple of a day, so every time of day and every
+     * day of the 400-year cycle comes round */
+    int differ = 0;
+    for (long long t = 0; t < 253402300799LL && differ < 3; t += 86400LL * 7 + 3607) {
+        char want[64], got[UTC_DATE_TIME_LEN];
+        date_by_libc((time_t)t, want);
+        utc_date_time((time_t)t, got);
+        if (strcmp(want, got) != 0) {
+            CHECK_EQ_STR(got, want);
+            differ++;
+        }
+    }
+}
+
+TEST(rfc3339_format_shape)
+{
+    char buf[RFC3339_LEN];
+    rfc3339_format(buf);
+    REQUIRE(strlen(buf) == 30);
+    CHECK(buf[4] == '-' && buf[10] == 'T' && buf[19] == '.' && buf[29] == 'Z');
+}
+
+TEST(mkdir_p_leaf_first)
+{
+    char base[] = "/tmp/agentcage-test-utils.XXXXXX";
+    REQUIRE(mkdtemp(base) != NULL);
+    ac_error_t err = NULL;
+    char *deep = xasprintf("%s/a/b/c", base);
+    CHECK_EQ_INT(mkdir_p(deep, 0700, &err), 0); /* parents missing: made from the top */
+    struct stat st;
+    CHECK(stat(deep, &st) == 0 && S_ISDIR(st.st_mode));
+    CHECK_EQ_INT(mkdir_p(deep, 0700, &err), 0); /* all there */
+    char *leaf = xasprintf("%s/a/b/d", base);
+    CHECK_EQ_INT(mkdir_p(leaf, 0700, &err), 0); /* the leaf alone */
+    char *file = xasprintf("%s/f", base), *below = xasprintf("%s/f/g", base);
+    FILE *f = fopen(file, "w");
+    REQUIRE(f != NULL);
+    fclose(f);
+    CHECK_EQ_INT(mkdir_p(below, 0700, &err), -1); /* a file in the way: the error of the walk */
+    CHECK(err != NULL && err->errno_value == ENOTDIR);
+    ac_error_free(&err);
+    rmdir(deep);
+    rmdir(leaf);
+    char *b = xasprintf("%s/a/b", base), *a = xasprintf("%s/a", base);
+    rmdir(b);
+    rmdir(a);
+    unlink(file);
+    rmdir(base);
+    free(deep);
+    free(leaf);
+    free(file);
+    free(below);
+    free(b);
+    free(a);
+}
