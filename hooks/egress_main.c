@@ -681,8 +681,13 @@ static void __attribute__((noreturn)) run_daemon(int listen_fd, int ready)
         remove_pid_file();
         _exit(1);
     }
-    if (write(ready, "R", 1) != 1)
+    /* nobody to tell: the runtime gave the create up before its turn came
+     * (it starts the proxy early), as if the container's init had ended */
+    if (write(ready, "R", 1) != 1) {
+        pidfd_send_signal(worker_pidfd, SIGKILL, NULL, 0);
+        remove_pid_file();
         _exit(1);
+    }
     close(ready);
     run_writer(record_fd, control_fd, worker_pidfd, maps_fd, pagemap_fd);
 }
@@ -858,13 +863,18 @@ static int daemon_fds(int *listen_fd, int *ready, ac_error_t *err)
     return 0;
 }
 
+/* The daemon start_daemon forked last, whose ready pipe daemon_ready reads
+ * (it reaps the daemon when it failed). */
+static pid_t daemon_pid;
+
 /* The daemon is one fork in a session of its own, stdio on /dev/null, so
  * it holds no pipe of the runtime or the engine; it is reparented when we
  * exit. It tells us through a pipe that it and its worker are ready, or
- * why not. Forked from the runtime (conf.in_runtime) it first sheds what
- * an exec would have: the runtime's signal dispositions and mask, its
- * environment (the resolver reads RES_OPTIONS, LOCALDOMAIN, HOSTALIASES),
- * its free heap, and it takes the program's name. */
+ * why not: that pipe's read end is returned, for daemon_ready. Forked from
+ * the runtime (conf.in_runtime) it first sheds what an exec would have:
+ * the runtime's signal dispositions and mask, its environment (the
+ * resolver reads RES_OPTIONS, LOCALDOMAIN, HOSTALIASES), its free heap,
+ * and it takes the program's name. */
 static int start_daemon(int listen_fd, ac_error_t *err)
 {
     int ready[2];
@@ -899,16 +909,23 @@ static int start_daemon(int listen_fd, ac_error_t *err)
         run_daemon(listen_fd, ready[1]);
     }
     close(ready[1]);
+    daemon_pid = child;
+    return ready[0];
+}
+
+/* The daemon's 'R' on ready (it and its worker confined), or why not. */
+static int daemon_ready(int ready, ac_error_t *err)
+{
     char msg[512];
     ssize_t n;
     do
-        n = read(ready[0], msg, sizeof(msg) - 1);
+        n = read(ready, msg, sizeof(msg) - 1);
     while (n < 0 && errno == EINTR);
-    close(ready[0]);
+    close(ready);
     if (n == 1 && msg[0] == 'R')
         return 0;
     /* it failed: reap it (it exits right after writing why) */
-    while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+    while (daemon_pid > 0 && waitpid(daemon_pid, NULL, 0) < 0 && errno == EINTR)
         ;
     msg[n > 0 ? n : 0] = '\0';
     return ac_error(err, 0, "%s", n > 0 ? msg : "the proxy daemon did not start");
@@ -1193,8 +1210,11 @@ static int parse_args(int argc, char **argv, struct egress_args *a, ac_error_t *
 
 /* The hook's work once the options and the state are read: start the
  * container's proxy, or (--stop) kill it. */
-static int egress_hook(const struct egress_args *a, const struct hook_state *st, ac_error_t *err)
+/* The hook's work; a started proxy's ready pipe in *pending, for
+ * daemon_ready (HOOK_START_DONE: nothing to wait for, the --stop hook). */
+static int egress_hook(const struct egress_args *a, const struct hook_state *st, int *pending, ac_error_t *err)
 {
+    *pending = HOOK_START_DONE;
     conf.id = xstrdup(st->id);
     if (a->stop)
         return stop_proxy(st, err);
@@ -1232,11 +1252,15 @@ static int egress_hook(const struct egress_args *a, const struct hook_state *st,
     int listen_fd = listen_in_container(st->pid, err);
     if (listen_fd < 0)
         return -1;
-    int r = start_daemon(listen_fd, err);
+    *pending = start_daemon(listen_fd, err);
     close(listen_fd);
     close(conf.pidfd);
     conf.pidfd = -1;
-    return r;
+    if (*pending < 0) {
+        *pending = HOOK_START_DONE;
+        return -1;
+    }
+    return 0;
 }
 
 /* NAME's value in the hook's own env, then in what the runtime adds to
@@ -1253,10 +1277,13 @@ static const char *hook_env(const struct oci_hook *hook, const char *name)
     return NULL;
 }
 
-/* The same from inside the runtime (hooks_builtin_register): the hook's
- * args and env as config.json has them, the state as text; errors come
- * back instead of an exit. */
-static int egress_builtin(const struct oci_hook *hook, const char *state_json, ac_error_t *err)
+/* The same from inside the runtime (hooks_builtin_register_early): the
+ * hook's args and env as config.json has them, the state as text; errors
+ * come back instead of an exit. The proxy's ready pipe is returned (or
+ * HOOK_START_DONE), for egress_builtin_finish: the runtime starts the
+ * proxy as soon as the container's network namespace exists and waits for
+ * it at the hook's turn, while the container's init sets itself up. */
+static int egress_builtin_start(const struct oci_hook *hook, const char *state_json, ac_error_t *err)
 {
     struct egress_args a = EGRESS_ARGS_DEFAULT;
     a.test = hook_env(hook, "AGENTCAGE_EGRESS_TEST_RESOLVE");
@@ -1270,20 +1297,34 @@ static int egress_builtin(const struct oci_hook *hook, const char *state_json, a
     conf.in_runtime = true;
     r = parse_args(argc, argv, &a, err);
     opterr = saved_opterr;
+    int pending = HOOK_START_DONE;
     if (r == 0)
         r = hook_state_parse(state_json, &st, err);
     if (r == 0) {
-        r = egress_hook(&a, &st, err);
+        r = egress_hook(&a, &st, &pending, err);
         hook_state_free(&st);
     }
     if (r < 0)
-        ac_error_wrap(err, PROG);
-    return r < 0 ? -1 : 0;
+        return ac_error_wrap(err, PROG);
+    return pending;
+}
+
+static int egress_builtin_finish(int pending, ac_error_t *err)
+{
+    return daemon_ready(pending, err) < 0 ? ac_error_wrap(err, PROG) : 0;
+}
+
+static int egress_builtin(const struct oci_hook *hook, const char *state_json, ac_error_t *err)
+{
+    int pending = egress_builtin_start(hook, state_json, err);
+    if (pending == HOOK_START_DONE)
+        return 0;
+    return pending < 0 ? -1 : egress_builtin_finish(pending, err);
 }
 
 __attribute__((constructor)) static void egress_builtin_register(void)
 {
-    hooks_builtin_register(PROG, egress_builtin);
+    hooks_builtin_register_early(PROG, egress_builtin, egress_builtin_start, egress_builtin_finish);
 }
 
 int egress_program_main(int argc, char **argv)
@@ -1303,7 +1344,9 @@ int egress_program_main(int argc, char **argv)
         return 2;
     }
     struct hook_state st;
-    if (hook_state_read(0, &st, &err) < 0 || egress_hook(&a, &st, &err) < 0)
+    int pending;
+    if (hook_state_read(0, &st, &err) < 0 || egress_hook(&a, &st, &pending, &err) < 0 ||
+        (pending >= 0 && daemon_ready(pending, &err) < 0))
         die_error(&err);
     return 0;
 }

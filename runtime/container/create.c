@@ -159,20 +159,51 @@ static char **annotations_of(const struct oci_spec *spec)
     return a;
 }
 
-static int run_runtime_hooks(const struct oci_spec *spec, const char *state_json, ac_error_t *err)
+/* prestart, then createRuntime hooks; early: a createRuntime hook started
+ * already (start_hooks_early; NULL: none), waited for at its turn, or,
+ * when it is the only one, left to create to wait for once the init is
+ * ready (nothing else waits on it, and the init sets itself up meanwhile). */
+static int run_runtime_hooks(const struct oci_spec *spec, const char *state_json, struct hook_early *early,
+                             ac_error_t *err)
 {
     static const enum oci_hook_kind kinds[] = {HOOK_PRESTART, HOOK_CREATE_RUNTIME};
     for (size_t i = 0; i < 2; i++) {
         enum oci_hook_kind k = kinds[i];
-        if (spec->hooks.n_hooks[k] && hooks_run(k, spec->hooks.hooks[k], spec->hooks.n_hooks[k], state_json, err) < 0)
+        size_t n = spec->hooks.n_hooks[k];
+        struct hook_early *started = k == HOOK_CREATE_RUNTIME ? early : NULL;
+        if (n == 0 || (started && started->hook && n == 1))
+            continue;
+        if (hooks_run_started(k, spec->hooks.hooks[k], n, state_json, started, err) < 0)
             return -1;
     }
     return 0;
 }
 
+/* A tier's first createRuntime hook, its egress proxy (policy_hooks_add
+ * puts it first), needs only the container's network namespace, which
+ * exists from the clone on: started as soon as the init runs, it gets
+ * ready while the init sets itself up, and is waited for before anything
+ * after it runs, at the latest before create records the container (a
+ * proxy that fails still fails the create, and the workload waits on the
+ * exec fifo until then). Its listening socket is there from the start:
+ * what connects early waits in its backlog. Only where its turn is the
+ * first of all the runtime hooks (no prestart hook) and the namespace is
+ * the clone's own (a joined one is entered by the init later). */
+static int start_hooks_early(int tier, const struct ns_plan *plan, const struct oci_spec *spec,
+                             const struct container_state *st, struct hook_early *early, ac_error_t *err)
+{
+    if (tier == TIER_NONE || !plan->new_netns || spec->hooks.n_hooks[HOOK_PRESTART] > 0 ||
+        spec->hooks.n_hooks[HOOK_CREATE_RUNTIME] == 0)
+        return 0;
+    container_hooks_builtin(tier);
+    cleanup_free char *state = container_hook_state(st, STATUS_CREATING);
+    return hooks_start_early(HOOK_CREATE_RUNTIME, spec->hooks.hooks[HOOK_CREATE_RUNTIME],
+                             spec->hooks.n_hooks[HOOK_CREATE_RUNTIME], state, early, err);
+}
+
 /* Wait for the child's messages until it is ready (or fails). */
 static int supervise_setup(struct create_ctx *c, int sync_fd, const struct oci_spec *spec,
-                           const struct container_state *st, ac_error_t *err)
+                           const struct container_state *st, struct hook_early *early, ac_error_t *err)
 {
     for (;;) {
         enum sync_type t;
@@ -183,7 +214,7 @@ static int supervise_setup(struct create_ctx *c, int sync_fd, const struct oci_s
         case SYNC_RUN_HOOKS: {
             cleanup_free char *state = container_hook_state(st, STATUS_CREATING);
             container_hooks_builtin(st->tier);
-            if (run_runtime_hooks(spec, state, err) < 0)
+            if (run_runtime_hooks(spec, state, early, err) < 0)
                 return -1;
             if (sync_send(sync_fd, SYNC_HOOKS_DONE, NULL, 0) < 0)
                 return ac_error(err, errno, "container init: write to it");
@@ -931,6 +962,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     struct credential_secret *secrets = NULL;
     size_t n_secrets = 0;
     struct container_state st = {0};
+    struct hook_early early = HOOK_EARLY_NONE;
 
     /* 2. The state directory: its creation claims the id. */
     if (mkdir_p(g->root, 0711, err) < 0)
@@ -1069,7 +1101,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         res->running = ga.run_now;
         fill_state(&st, &c, bundle, rootfs, spec, tier, timeout_ms);
         cleanup_free char *state = container_hook_state(&st, STATUS_CREATING);
-        if (run_runtime_hooks(spec, state, err) < 0)
+        if (run_runtime_hooks(spec, state, NULL, err) < 0)
             goto out;
         goto record;
     }
@@ -1264,7 +1296,9 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             goto out;
         }
     }
-    if (supervise_setup(&c, sync_fds[0], spec, &st, err) < 0)
+    if (start_hooks_early(tier, &plan, spec, &st, &early, err) < 0 ||
+        supervise_setup(&c, sync_fds[0], spec, &st, &early, err) < 0 ||
+        hooks_finish_early(HOOK_CREATE_RUNTIME, &early, err) < 0)
         goto out;
     st.notify_fd = c.notify_fd;
 
@@ -1315,6 +1349,7 @@ record:
     c.child = 0;
     ret = 0;
 out:
+    hooks_early_abandon(&early);
     if (ret < 0)
         rollback(&c);
     for (int i = 0; i < 2; i++) {

@@ -270,10 +270,13 @@ static int run_hook(const char *kind, size_t i, const struct oci_hook *hook, con
 /* The hook programs this binary carries (registered by name), and the
  * directory whose copies of them it runs in-process (NULL: none). */
 #define BUILTINS_MAX 4
-static struct {
+struct builtin {
     const char *name;
     hook_builtin_fn run;
-} builtins[BUILTINS_MAX];
+    hook_builtin_start_fn start; /* NULL: it runs in one go only */
+    hook_builtin_finish_fn finish;
+};
+static struct builtin builtins[BUILTINS_MAX];
 static size_t n_builtins;
 static char *builtin_dir;
 
@@ -282,10 +285,16 @@ bool hooks_runtime_side(const struct oci_spec *spec)
     return spec->hooks.n_hooks[HOOK_PRESTART] || spec->hooks.n_hooks[HOOK_CREATE_RUNTIME];
 }
 
-void hooks_builtin_register(const char *name, hook_builtin_fn run)
+void hooks_builtin_register_early(const char *name, hook_builtin_fn run, hook_builtin_start_fn start,
+                                  hook_builtin_finish_fn finish)
 {
     if (n_builtins < BUILTINS_MAX)
-        builtins[n_builtins++] = (typeof(builtins[0])){name, run};
+        builtins[n_builtins++] = (struct builtin){name, run, start, finish};
+}
+
+void hooks_builtin_register(const char *name, hook_builtin_fn run)
+{
+    hooks_builtin_register_early(name, run, NULL, NULL);
 }
 
 void hooks_builtin_enable(const char *dir)
@@ -294,40 +303,89 @@ void hooks_builtin_enable(const char *dir)
     builtin_dir = dir ? xstrdup(dir) : NULL;
 }
 
-static hook_builtin_fn builtin_of(const struct oci_hook *hook)
+static const struct builtin *builtin_of(const struct oci_hook *hook)
 {
     size_t n = builtin_dir ? strlen(builtin_dir) : 0;
     if (!builtin_dir || !hook->path || strncmp(hook->path, builtin_dir, n) != 0 || hook->path[n] != '/')
         return NULL;
     for (size_t i = 0; i < n_builtins; i++)
         if (strcmp(hook->path + n + 1, builtins[i].name) == 0)
-            return builtins[i].run;
+            return &builtins[i];
     return NULL;
+}
+
+static const char *kind_name_of(enum oci_hook_kind kind)
+{
+    return (unsigned) kind < HOOK_KIND_COUNT ? oci_hook_kind_names[kind] : "unknown";
 }
 
 static int run_one(const char *kind, size_t i, const struct oci_hook *hook, const char *state, ac_error_t *err)
 {
-    hook_builtin_fn builtin = builtin_of(hook);
+    const struct builtin *builtin = builtin_of(hook);
     if (builtin == NULL)
         return run_hook(kind, i, hook, state, err);
-    if (builtin(hook, state, err) < 0)
+    if (builtin->run(hook, state, err) < 0)
         return ac_error_wrap(err, "%s hook #%zu (%s)", kind, i, hook->path);
+    return 0;
+}
+
+int hooks_start_early(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, const char *state_json,
+                      struct hook_early *early, ac_error_t *err)
+{
+    *early = HOOK_EARLY_NONE;
+    const struct builtin *builtin = n > 0 ? builtin_of(&hooks[0]) : NULL;
+    if (builtin == NULL || builtin->start == NULL)
+        return 0;
+    int pending = builtin->start(&hooks[0], state_json, err);
+    if (pending < 0 && pending != HOOK_START_DONE)
+        return ac_error_wrap(err, "%s hook #0 (%s)", kind_name_of(kind), hooks[0].path);
+    *early = (struct hook_early){.hook = &hooks[0], .pending = pending, .finish = builtin->finish};
+    return 0;
+}
+
+void hooks_early_abandon(struct hook_early *early)
+{
+    if (early->pending >= 0)
+        close(early->pending);
+    *early = HOOK_EARLY_NONE;
+}
+
+int hooks_finish_early(enum oci_hook_kind kind, struct hook_early *early, ac_error_t *err)
+{
+    const struct oci_hook *hook = early->hook;
+    int pending = ac_steal_fd(&early->pending);
+    hook_builtin_finish_fn finish = early->finish;
+    *early = HOOK_EARLY_NONE;
+    /* an early hook is always its list's first (hooks_start_early) */
+    if (hook && pending >= 0 && finish(pending, err) < 0)
+        return ac_error_wrap(err, "%s hook #0 (%s)", kind_name_of(kind), hook->path);
+    return 0;
+}
+
+int hooks_run_started(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, const char *state_json,
+                      struct hook_early *early, ac_error_t *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (early && early->hook == &hooks[i]) {
+            if (hooks_finish_early(kind, early, err) < 0)
+                return -1;
+            continue;
+        }
+        if (run_one(kind_name_of(kind), i, &hooks[i], state_json, err) < 0)
+            return -1;
+    }
     return 0;
 }
 
 int hooks_run(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, const char *state_json,
               ac_error_t *err)
 {
-    const char *kind_name = (unsigned) kind < HOOK_KIND_COUNT ? oci_hook_kind_names[kind] : "unknown";
-    for (size_t i = 0; i < n; i++)
-        if (run_one(kind_name, i, &hooks[i], state_json, err) < 0)
-            return -1;
-    return 0;
+    return hooks_run_started(kind, hooks, n, state_json, NULL, err);
 }
 
 void hooks_run_warn(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, const char *state_json)
 {
-    const char *kind_name = (unsigned) kind < HOOK_KIND_COUNT ? oci_hook_kind_names[kind] : "unknown";
+    const char *kind_name = kind_name_of(kind);
     for (size_t i = 0; i < n; i++) {
         ac_error_t err = NULL;
         if (run_one(kind_name, i, &hooks[i], state_json, &err) < 0) {

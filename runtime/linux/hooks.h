@@ -40,6 +40,46 @@ typedef int (*hook_builtin_fn)(const struct oci_hook *hook, const char *state_js
  * code registers itself from a constructor). */
 void hooks_builtin_register(const char *name, hook_builtin_fn run);
 
+/* A carried program whose work can begin before its turn comes and be
+ * waited for at its turn: start(hook, state, err) begins it and returns a
+ * pending fd (or -1 with *err set); finish(pending, err) waits for the
+ * outcome, closes the fd and returns what run would have. Registered with
+ * run, which runs it in one go where it is not started early. A start
+ * that did all the work at once returns HOOK_START_DONE: nothing to wait for. */
+#define HOOK_START_DONE (-2)
+typedef int (*hook_builtin_start_fn)(const struct oci_hook *hook, const char *state_json, ac_error_t *err);
+typedef int (*hook_builtin_finish_fn)(int pending, ac_error_t *err);
+void hooks_builtin_register_early(const char *name, hook_builtin_fn run, hook_builtin_start_fn start,
+                                  hook_builtin_finish_fn finish);
+
+/* A hook started ahead of its turn: which one (NULL: none), the fd its
+ * finish waits on. */
+struct hook_early {
+    const struct oci_hook *hook;
+    int pending;
+    hook_builtin_finish_fn finish;
+};
+#define HOOK_EARLY_NONE ((struct hook_early){.hook = NULL, .pending = -1, .finish = NULL})
+
+/* Start hooks[0] now if it is a carried program that can start early (its
+ * turn is first, so nothing it could depend on runs before it); *early
+ * says which was started. Returns -1 with *err when its start failed. */
+int hooks_start_early(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, const char *state_json,
+                      struct hook_early *early, ac_error_t *err);
+
+/* hooks_run, where the hook early names was started already: at its turn
+ * it is waited for (finished) instead of run. */
+int hooks_run_started(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, const char *state_json,
+                      struct hook_early *early, ac_error_t *err);
+
+/* Wait for the early hook now (its finish), if there is one: its error
+ * named as hooks_run names a hook's. */
+int hooks_finish_early(enum oci_hook_kind kind, struct hook_early *early, ac_error_t *err);
+
+/* An early hook whose turn never comes (the create failed first): its fd
+ * closed; what it started ends with the container (its own business). */
+void hooks_early_abandon(struct hook_early *early);
+
 /* From now on, a hook whose path is DIR/NAME of a registered NAME runs
  * in-process; NULL: every hook is exec'd. The runtime enables its own
  * directory for a tier's container only: there the hooks are the tier's own
