@@ -120,12 +120,24 @@ $(BUILD)/gen/tier_filters.o: $(BUILD)/gen/tier_filters.c runtime/linux/tier_secc
 # The per-container watchdog: static and small, as one runs per tiered
 # container for its whole life. Installed next to agentcage.
 # Its seccomp filter is compiled by libseccomp at build time (it has no libc).
-$(BUILD)/gen/watchdog-filter-gen: runtime/watchdog/filter_gen.c
+$(BUILD)/gen/watchdog-filter-gen: runtime/watchdog/filter_gen.c runtime/linux/gen/filter_export.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lseccomp
 
 $(BUILD)/gen/watchdog_filter.h: $(BUILD)/gen/watchdog-filter-gen
 	$(BUILD)/gen/watchdog-filter-gen > $@.tmp && mv $@.tmp $@
+
+# The egress proxy worker's seccomp filter, compiled by libseccomp at build
+# time too: helper_sandbox_enter loads it as is (runtime/linux/gen/).
+$(BUILD)/gen/worker-filter-gen: runtime/linux/gen/worker_filter_gen.c runtime/linux/gen/filter_export.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lseccomp
+
+$(BUILD)/gen/worker_filter.h: $(BUILD)/gen/worker-filter-gen
+	$(BUILD)/gen/worker-filter-gen > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/runtime/linux/helper_sandbox.o: $(BUILD)/gen/worker_filter.h
+$(BUILD)/runtime/linux/helper_sandbox.o: override CFLAGS += -I$(BUILD)/gen
 
 # agentcage install ENGINE runs this (runtime/cli/install.c)
 $(INSTALL_ENGINE_BIN): scripts/install-engine.sh

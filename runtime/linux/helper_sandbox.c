@@ -9,7 +9,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
-#include <seccomp.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include "runtime/linux/landlock.h"
 #include "runtime/linux/landlock_abi.h"
 #include "runtime/util/utils.h"
+#include "worker_filter.h" /* generated: build/gen/ */
 
 /* The worker's empty root is a tmpfs mounted over /proc (a directory every
  * host has) in its own mount namespace, then made the root. */
@@ -247,49 +249,17 @@ static int worker_landlock(const struct helper_sandbox *sb, ac_error_t *err)
     return landlock_enforce(ruleset, err);
 }
 
-/* The worker's syscalls: its threads (clone only with CLONE_THREAD; clone3,
- * whose flags a filter cannot see, answers ENOSYS and glibc falls back),
- * memory, the sockets it accepts and makes (inet only), getaddrinfo's
- * files and DNS over UDP and TCP, clocks. */
+/* The worker's syscalls (runtime/linux/gen/worker_filter_gen.c says which),
+ * compiled to BPF at build time and loaded as is; no_new_privs is on
+ * already (Landlock's), set again for this step alone to hold. */
 static int worker_seccomp(ac_error_t *err)
 {
-    static const int allowed[] = {
-        SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev), SCMP_SYS(pread64), SCMP_SYS(close),
-        SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(accept4), SCMP_SYS(connect), SCMP_SYS(shutdown),
-        SCMP_SYS(recvfrom), SCMP_SYS(recvmsg), SCMP_SYS(recvmmsg), SCMP_SYS(sendto), SCMP_SYS(sendmsg),
-        SCMP_SYS(sendmmsg), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt), SCMP_SYS(getsockname),
-        SCMP_SYS(getpeername), SCMP_SYS(fcntl), SCMP_SYS(openat), SCMP_SYS(newfstatat), SCMP_SYS(fstat),
-        SCMP_SYS(statx), SCMP_SYS(lseek), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(mremap),
-        SCMP_SYS(madvise), SCMP_SYS(brk), SCMP_SYS(futex), SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
-        SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigreturn), SCMP_SYS(sched_yield), SCMP_SYS(nanosleep),
-        SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(getrandom),
-        SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(uname), SCMP_SYS(sysinfo), SCMP_SYS(sched_getaffinity),
-        SCMP_SYS(restart_syscall), SCMP_SYS(exit), SCMP_SYS(exit_group),
-    };
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-    if (!ctx)
-        return ac_error(err, 0, "sandbox: seccomp_init");
-    int r = 0;
-    for (size_t i = 0; r == 0 && i < sizeof(allowed) / sizeof(allowed[0]); i++)
-        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
-    if (r == 0)
-        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-                             SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
-    if (r == 0)
-        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-    if (r == 0)
-        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, FIONREAD));
-    static const int inet[] = {AF_INET, AF_INET6}, refused[] = {AF_UNIX, AF_NETLINK};
-    for (size_t i = 0; r == 0 && i < 2; i++)
-        r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, inet[i]));
-    for (size_t i = 0; r == 0 && i < 2; i++)
-        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-                             SCMP_A0(SCMP_CMP_EQ, refused[i]));
-    if (r == 0)
-        r = seccomp_load(ctx);
-    seccomp_release(ctx);
-    if (r < 0)
-        return ac_error(err, -r, "sandbox: seccomp filter");
+    struct sock_fprog prog = {.len = sizeof(worker_filter) / sizeof(worker_filter[0]),
+                              .filter = (struct sock_filter *)worker_filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return ac_error(err, errno, "sandbox: prctl(PR_SET_NO_NEW_PRIVS)");
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+        return ac_error(err, errno, "sandbox: seccomp filter");
     return 0;
 }
 
