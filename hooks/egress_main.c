@@ -82,6 +82,7 @@
 #define DEFAULT_HEAD_TIMEOUT_S 10        /* for a request head or a ClientHello, in all */
 #define DEFAULT_ASK_TIMEOUT_S 60         /* a held request waits this long for the operator */
 #define MAX_HELD EGRESS_MAX_CONNECTIONS
+#define SHED_AFTER_IDLE_MS 50            /* the writer's idle time before it sheds its file pages */
 
 /* The writer's configuration, fixed before the daemon starts (the worker's
  * is egress_conf, egress_proxy.h). */
@@ -528,16 +529,21 @@ static void __attribute__((noreturn, hot, noinline)) run_writer(int record_fd, i
                               {.fd = netlink, .events = POLLIN},
                               {.fd = answers, .events = POLLIN}};
         int timeout = expire_held(control_fd);
-        /* the first time there is nothing to do (and the wait's own
-         * functions are bound): what stays mapped is what the wait runs */
-        if (maps_fd >= 0 && poll(p, 5, 0) == 0) {
-            helper_shed_file_pages(maps_fd, pagemap_fd);
-            maps_fd = -1;
-        }
-        if (poll(p, 5, timeout) < 0) {
+        /* the first time there has been nothing to do for a while (and
+         * the wait's own functions are bound): what stays mapped is what
+         * the wait runs. Not at once: a proxy whose container is over in
+         * a moment (a short job) never pays for the shedding */
+        bool shed = maps_fd >= 0 && (timeout < 0 || timeout > SHED_AFTER_IDLE_MS);
+        int ready = poll(p, 5, shed ? SHED_AFTER_IDLE_MS : timeout);
+        if (ready < 0) {
             if (errno == EINTR)
                 continue;
             break;
+        }
+        if (ready == 0 && shed) {
+            helper_shed_file_pages(maps_fd, pagemap_fd);
+            maps_fd = -1;
+            continue;
         }
         if (p[3].revents & POLLIN) {
             drain(netlink);
