@@ -914,8 +914,10 @@ __attribute__((hot)) void egress_worker_serve(void)
         struct pollfd p[3] = {{.fd = WORKER_LISTEN_FD, .events = POLLIN},
                               {.fd = WORKER_RECORD_FD, .events = 0},
                               {.fd = WORKER_CONTROL_FD, .events = POLLIN}};
-        /* no thread yet, and nothing to do (the wait's own functions bound) */
-        if (egress_conf.first_idle && atomic_load(&connections) == 0 && poll(p, 3, 0) == 0) {
+        /* no thread yet, and nothing to do for 50 ms (the wait's own
+         * functions bound by then): the proxy of a container that is over in
+         * a moment never pays for the shedding */
+        if (egress_conf.first_idle && atomic_load(&connections) == 0 && poll(p, 3, 50) == 0) {
             egress_conf.first_idle();
             egress_conf.first_idle = NULL;
         }
