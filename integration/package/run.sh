@@ -52,9 +52,18 @@ conffiles="$(dpkg-deb -f "$deb" Package >/dev/null && dpkg-deb --ctrl-tarfile "$
 check conffile "$( [ "$conffiles" == /etc/agentcage/agentcage.conf ] && echo yes || echo "conffiles: '$conffiles'")"
 engines_bin="$(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./usr/share/agentcage/engines/docker-daemon.json | jq -r .runtimes.agentcage.path)"
 check engine_snippets_name_installed_binary "$( [ "$engines_bin" == /usr/bin/agentcage ] && echo yes || echo "docker snippet runs '$engines_bin'")"
+# Depends names the package of every shared library a packaged binary loads
+# (what is linked statically, like libseccomp, needs none)
 depends="$(dpkg-deb -f "$deb" Depends)"
+unpacked="$(mktemp -d)"
+dpkg-deb -x "$deb" "$unpacked"
 missing=""
-for l in libc6 libcap2 libseccomp2 libselinux1 libyajl2; do echo "$depends" | grep -q "$l " || missing="$missing $l"; done
+for so in $(find "$unpacked" -type f -perm -u+x -exec readelf -d {} \; 2>/dev/null |
+            sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
+    pkg="$(dpkg -S "*/$so" 2>/dev/null | head -1 | cut -d: -f1)"
+    if [ -n "$pkg" ] && ! echo "$depends" | grep -qE "(^|, )$pkg( |,|$)"; then missing="$missing $pkg($so)"; fi
+done
+rm -rf "$unpacked"
 check shlibs_depends "$( [ -z "$missing" ] && echo yes || echo "no$missing in Depends: $depends")"
 
 # ---------------------------------------------------------------- fresh root
