@@ -93,6 +93,32 @@ test_cgroup_removed_after_run() {
     [ -z "$(test_cgroups)" ] || fail "cgroups left after run: $(test_cgroups)"
 }
 
+# Without linux.cgroupsPath a container goes under the runtime's own parent,
+# /agentcage/<id>, which the last container below it takes with it (make
+# demo left it on every hierarchy before). Another's container under it (the
+# parent there before the test) keeps it: then only the leaves are checked.
+test_default_cgroup_parent_goes_with_its_last_container() {
+    local a b d had=""
+    a="$(new_id)"; b="$(new_id)"
+    [ -d /sys/fs/cgroup/pids/agentcage ] && had=1
+    make_bundle "$a"
+    cfg 'del(.linux.cgroupsPath)'
+    rt_create "$a"
+    assert_contains "$(cat /proc/"$(cpid "$a")"/cgroup)" ":pids:/agentcage/$a" "default cgroup path"
+    make_bundle "$b"
+    cfg 'del(.linux.cgroupsPath)'
+    rt_create "$b"
+    ok rt delete --force "$a"
+    [ -d "/sys/fs/cgroup/pids/agentcage/$a" ] && fail "cgroup of $a left after its delete"
+    [ -d /sys/fs/cgroup/pids/agentcage/"$b" ] || fail "the parent went while $b was still in it"
+    ok rt delete --force "$b"
+    for d in /sys/fs/cgroup/*/agentcage; do
+        [ -d "$d/$a" ] || [ -d "$d/$b" ] && fail "container cgroup left: $d"
+        [ -z "$had" ] && [ -d "$d" ] && fail "default parent left after its last container: $d"
+    done
+    return 0
+}
+
 test_devices_allow_rule() {
     QUICK_CFG=('.linux.resources.devices += [{allow: true, type: "c", major: 1, minor: 11, access: "w"}]
         | .process.capabilities.effective += ["CAP_MKNOD"] | .process.capabilities.bounding += ["CAP_MKNOD"] | .process.capabilities.permitted += ["CAP_MKNOD"]')

@@ -170,7 +170,7 @@ int cgroup_resolve_path(const char *cgroups_path, const char *id, bool systemd_c
         return systemd_path(cgroups_path, out, err);
     }
     if (absent) {
-        cleanup_free char *def = xasprintf("/agentcage/%s", id);
+        cleanup_free char *def = xasprintf(CG_DEFAULT_PARENT "/%s", id);
         return normalize_cgroup_path(def, "cgroup path", out, err);
     }
     if (cgroups_path[0] == '/')
@@ -373,16 +373,25 @@ static int make_levels(struct created *made, const char *path, ac_error_t *err)
     }
     if (leaf && errno == EEXIST)
         return 0;
-    for (size_t lvl = 0; lvl < depth; lvl++) {
-        cleanup_free char *dir = level_dir(made->root, path, lvl);
-        if (mkdir(dir, 0755) == 0) {
-            if (made->first_new == depth)
-                made->first_new = lvl;
-        } else if (errno != EEXIST) {
-            return ac_error(err, errno, "cgroup: mkdir `%s`", dir);
+    /* a level found there can be gone by the next mkdir (the last container
+     * below the default parent deleted meanwhile removes it): from the top
+     * again, a few times */
+    for (int attempt = 0;; attempt++) {
+        size_t lvl = 0;
+        for (; lvl < depth; lvl++) {
+            cleanup_free char *dir = level_dir(made->root, path, lvl);
+            if (mkdir(dir, 0755) == 0) {
+                if (made->first_new == depth)
+                    made->first_new = lvl;
+            } else if (errno != EEXIST) {
+                if (errno == ENOENT && lvl > 0 && attempt < 3)
+                    break;
+                return ac_error(err, errno, "cgroup: mkdir `%s`", dir);
+            }
         }
+        if (lvl == depth)
+            return 0;
     }
-    return 0;
 }
 
 static int apply_resources(const struct cg_layout *l, const char *path,
@@ -811,6 +820,16 @@ int cgroup_destroy(const char *path, ac_error_t *err)
         if (remove_tree(dir, err) < 0)
             ret = -1;
     }
+    /* The runtime's own parent goes with the last container below it. A
+     * container under it is in every hierarchy, so the first one still
+     * busy (EBUSY, ENOTEMPTY) says the others are too. */
+    size_t plen = strlen(CG_DEFAULT_PARENT);
+    if (ret == 0 && strncmp(path, CG_DEFAULT_PARENT "/", plen + 1) == 0 && !strchr(path + plen + 1, '/'))
+        for (size_t i = 0; i < n_roots; i++) {
+            cleanup_free char *parent = xasprintf("%s" CG_DEFAULT_PARENT, roots[i]);
+            if (rmdir(parent) < 0 && errno != ENOENT)
+                break;
+        }
     return ret;
 }
 

@@ -28,11 +28,13 @@ const char *cgroup_v2_mount(void);
  * starting with '/') from config.json's linux.cgroupsPath:
  *  - absolute: used as is;
  *  - relative: below the runtime's own cgroup (as runc does);
- *  - absent: "/agentcage/<id>";
+ *  - absent: "/agentcage/<id>" (CG_DEFAULT_PARENT: the runtime's own
+ *    parent, removed with the last container below it);
  *  - systemd_cgroup: "slice:prefix:name" mapped to the cgroupfs path systemd
  *    would use ("/system.slice/prefix-name.scope", nested slices expanded),
  *    since no systemd manages cgroups here.
  * Returns a malloc'd string. */
+#define CG_DEFAULT_PARENT "/agentcage"
 int cgroup_resolve_path(const char *cgroups_path, const char *id, bool systemd_cgroup, char **out,
                         ac_error_t *err);
 
