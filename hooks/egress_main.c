@@ -883,17 +883,21 @@ static pid_t daemon_pid;
  * and it takes the program's name. */
 static int start_daemon(int listen_fd, ac_error_t *err)
 {
-    int ready[2];
-    if (pipe2(ready, O_CLOEXEC) < 0)
-        return ac_error(err, errno, "pipe");
     if (mkdir_p(conf.pid_dir, 0700, err) < 0)
         return -1;
     struct stat pd;
     if (lstat(conf.pid_dir, &pd) < 0 || !S_ISDIR(pd.st_mode) || pd.st_uid != geteuid())
         return ac_error(err, 0, "pid folder `%s` is not a folder of ours", conf.pid_dir);
+    /* (made last: an error above leaves no pipe open in the runtime) */
+    int ready[2];
+    if (pipe2(ready, O_CLOEXEC) < 0)
+        return ac_error(err, errno, "pipe");
     pid_t child = fork();
-    if (child < 0)
+    if (child < 0) {
+        close(ready[0]);
+        close(ready[1]);
         return ac_error(err, errno, "fork");
+    }
     if (child == 0) {
         close(ready[0]);
         if (conf.in_runtime) {

@@ -64,11 +64,11 @@ int parse_uint64(const char *s, uint64_t *out);
  * slashes ignored)? The length of dir's part of path, 0 when not. */
 size_t path_below(const char *path, const char *dir);
 
-/* Now, RFC 3339 in UTC with nanoseconds (clock.c): into a buffer, or malloc'd. */
 /* "YYYY-MM-DDTHH:MM:SS" of t in UTC, as strftime's "%Y-%m-%dT%H:%M:%S" of
  * gmtime_r gives it for years 1000-9999 (clock.c) */
 #define UTC_DATE_TIME_LEN 80 /* room for any int the format could print */
 void utc_date_time(time_t t, char out[UTC_DATE_TIME_LEN]);
+/* Now, RFC 3339 in UTC with nanoseconds (clock.c): into a buffer, or malloc'd. */
 #define RFC3339_LEN 64
 void rfc3339_format(char buf[RFC3339_LEN]);
 char *rfc3339_now(void);
