@@ -1219,9 +1219,8 @@ static int parse_args(int argc, char **argv, struct egress_args *a, ac_error_t *
 }
 
 /* The hook's work once the options and the state are read: start the
- * container's proxy, or (--stop) kill it. */
-/* The hook's work; a started proxy's ready pipe in *pending, for
- * daemon_ready (HOOK_START_DONE: nothing to wait for, the --stop hook). */
+ * container's proxy, its ready pipe in *pending for daemon_ready, or
+ * (--stop) kill it (*pending HOOK_START_DONE: nothing to wait for). */
 static int egress_hook(const struct egress_args *a, const struct hook_state *st, int *pending, ac_error_t *err)
 {
     *pending = HOOK_START_DONE;
