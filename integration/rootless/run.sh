@@ -44,6 +44,10 @@ fi
 grep -q "^$RL_USER:" /etc/subuid || usermod --add-subuids 200000-265535 "$RL_USER"
 grep -q "^$RL_USER:" /etc/subgid || usermod --add-subgids 200000-265535 "$RL_USER"
 RL_UID="$(id -u "$RL_USER")" RL_GID="$(id -g "$RL_USER")" RL_HOME="$(getent passwd "$RL_USER" | cut -d: -f6)"
+# the user's egress proxies keep their pid files here (hooks/egress_main.c):
+# made by the tier-2 test, removed at the end when it was not there before
+proxy_pid_dir="/tmp/agentcage-egress-$RL_UID"
+made_proxy_pid_dir=1; [ -e "$proxy_pid_dir" ] && made_proxy_pid_dir=0
 RUNDIR="/run/user/$RL_UID"
 made_rundir=0
 [ -d "$RUNDIR" ] || { mkdir -p "$RUNDIR" && made_rundir=1; }
@@ -448,6 +452,8 @@ cleanup() {
     rm -rf "$RUNDIR/agentcage" "$RUNDIR/containers" "$RUNDIR/libpod" "$RUNDIR/runc" "$RUNDIR/crun" "$W"
     rm -f "$RL_HOME/.local/state/agentcage/approvals/rl-tier3".*
     [ $made_rundir == 1 ] && rm -rf "$RUNDIR"
+    [ $made_proxy_pid_dir == 1 ] && rmdir "$proxy_pid_dir" 2>/dev/null
+    return 0
 }
 
 t_unshare_run
