@@ -835,7 +835,7 @@ int cgroup_destroy(const char *path, ac_error_t *err)
 
 /* ---- stats ------------------------------------------------------------- */
 
-int cgroup_stats(const char *path, struct cgroup_stats *st, ac_error_t *err)
+static int stats_of(const char *path, struct cgroup_stats *st, bool memory_peak_only, ac_error_t *err)
 {
     const struct cg_layout *l = cg_layout_get(err);
     if (l == NULL)
@@ -845,9 +845,24 @@ int cgroup_stats(const char *path, struct cgroup_stats *st, ac_error_t *err)
     struct stat sb;
     if (stat(dir, &sb) < 0)
         return ac_error(err, errno, "cgroup: `%s`", dir);
-    cg_v1_stats(l, path, st);
-    cg_v2_stats(l, path, st);
+    if (memory_peak_only) {
+        cg_v1_memory_peak(l, path, st);
+        cg_v2_memory_peak(l, path, st);
+    } else {
+        cg_v1_stats(l, path, st);
+        cg_v2_stats(l, path, st);
+    }
     return 0;
+}
+
+int cgroup_stats(const char *path, struct cgroup_stats *st, ac_error_t *err)
+{
+    return stats_of(path, st, false, err);
+}
+
+int cgroup_memory_peak(const char *path, struct cgroup_stats *st, ac_error_t *err)
+{
+    return stats_of(path, st, true, err);
 }
 
 char *cgroup_stats_json(const struct cgroup_stats *st)

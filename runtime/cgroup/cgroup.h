@@ -111,6 +111,9 @@ struct cgroup_stats {
     uint64_t io_read_bytes, io_write_bytes;
 };
 int cgroup_stats(const char *path, struct cgroup_stats *st, ac_error_t *err);
+/* Only memory_max_usage, oom_kill_count (and memory_failcnt on cgroup2):
+ * two files, not every controller's (an exit record's few fields). */
+int cgroup_memory_peak(const char *path, struct cgroup_stats *st, ac_error_t *err);
 /* The stats as the "data" object of runc's `events --stats` JSON. malloc'd. */
 char *cgroup_stats_json(const struct cgroup_stats *st);
 

@@ -99,6 +99,7 @@ int cg_v1_cpuset_init(const char *dir, bool made_now, char *values[2], ac_error_
 int cg_v1_freeze(const char *dir, bool frozen, ac_error_t *err);
 bool cg_v1_is_frozen(const char *dir);
 void cg_v1_stats(const struct cg_layout *l, const char *path, struct cgroup_stats *st);
+void cg_v1_memory_peak(const struct cg_layout *l, const char *path, struct cgroup_stats *st);
 
 /* v2 backend: applies every requested resource whose controller lives on
  * cgroup2 (and the unified map). */
@@ -114,6 +115,7 @@ int cg_v2_enable_controllers(const struct cg_layout *l, const char *path, size_t
 int cg_v2_freeze(const char *dir, bool frozen, ac_error_t *err);
 bool cg_v2_is_frozen(const char *dir);
 void cg_v2_stats(const struct cg_layout *l, const char *path, struct cgroup_stats *st);
+void cg_v2_memory_peak(const struct cg_layout *l, const char *path, struct cgroup_stats *st);
 
 /* eBPF device filter for cgroup2 (cgroup_bpf.c). */
 /* Build and load a BPF_PROG_TYPE_CGROUP_DEVICE program implementing rules

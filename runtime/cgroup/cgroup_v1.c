@@ -414,6 +414,23 @@ static void blkio_bytes(const char *text, uint64_t *rd, uint64_t *wr)
     }
 }
 
+/* What a tiered container's exit record keeps: the peak and the OOM kills. */
+static void v1_memory_peak(const char *dir, struct cgroup_stats *st)
+{
+    cleanup_free char *oom = NULL;
+    cg_read_u64(dir, "memory.max_usage_in_bytes", &st->memory_max_usage);
+    if (cg_read(dir, "memory.oom_control", &oom) == 0)
+        cg_keyed_u64(oom, "oom_kill", &st->oom_kill_count);
+}
+
+void cg_v1_memory_peak(const struct cg_layout *l, const char *path, struct cgroup_stats *st)
+{
+    if (cg_controller_where(l, CG_MEMORY) != CG_ON_V1)
+        return;
+    cleanup_free char *dir = cg_v1_dir(l, CG_MEMORY, path);
+    v1_memory_peak(dir, st);
+}
+
 void cg_v1_stats(const struct cg_layout *l, const char *path, struct cgroup_stats *st)
 {
     if (cg_controller_where(l, CG_CPUACCT) == CG_ON_V1) {
@@ -444,21 +461,19 @@ void cg_v1_stats(const struct cg_layout *l, const char *path, struct cgroup_stat
     }
     if (cg_controller_where(l, CG_MEMORY) == CG_ON_V1) {
         cleanup_free char *dir = cg_v1_dir(l, CG_MEMORY, path);
+        v1_memory_peak(dir, st);
         cg_read_u64(dir, "memory.usage_in_bytes", &st->memory_usage);
-        cg_read_u64(dir, "memory.max_usage_in_bytes", &st->memory_max_usage);
         cg_read_u64(dir, "memory.limit_in_bytes", &st->memory_limit);
         cg_read_u64(dir, "memory.failcnt", &st->memory_failcnt);
         cg_read_u64(dir, "memory.memsw.usage_in_bytes", &st->swap_usage);
         cg_read_u64(dir, "memory.memsw.limit_in_bytes", &st->swap_limit);
-        cleanup_free char *stat = NULL, *oom = NULL;
+        cleanup_free char *stat = NULL;
         if (cg_read(dir, "memory.stat", &stat) == 0) {
             if (cg_keyed_u64(stat, "total_cache", &st->memory_cache) < 0)
                 cg_keyed_u64(stat, "cache", &st->memory_cache);
             if (cg_keyed_u64(stat, "total_rss", &st->memory_rss) < 0)
                 cg_keyed_u64(stat, "rss", &st->memory_rss);
         }
-        if (cg_read(dir, "memory.oom_control", &oom) == 0)
-            cg_keyed_u64(oom, "oom_kill", &st->oom_kill_count);
     }
     if (cg_controller_where(l, CG_PIDS) == CG_ON_V1) {
         cleanup_free char *dir = cg_v1_dir(l, CG_PIDS, path);

@@ -458,6 +458,26 @@ int cg_v2_freeze(const char *dir, bool frozen, ac_error_t *err)
 
 bool cg_v2_is_frozen(const char *dir) { return frozen_state(dir) == 1; }
 
+/* The peak and the OOM kills (what a tiered container's exit record
+ * keeps), and the times the limit was hit. */
+static void v2_memory_peak(const char *dir, struct cgroup_stats *st)
+{
+    cleanup_free char *events = NULL;
+    cg_read_u64(dir, "memory.peak", &st->memory_max_usage);
+    if (cg_read(dir, "memory.events", &events) == 0) {
+        cg_keyed_u64(events, "max", &st->memory_failcnt);
+        cg_keyed_u64(events, "oom_kill", &st->oom_kill_count);
+    }
+}
+
+void cg_v2_memory_peak(const struct cg_layout *l, const char *path, struct cgroup_stats *st)
+{
+    if (l->v2_mount == NULL || cg_controller_where(l, CG_MEMORY) != CG_ON_V2)
+        return;
+    cleanup_free char *dir = cg_v2_dir(l, path);
+    v2_memory_peak(dir, st);
+}
+
 void cg_v2_stats(const struct cg_layout *l, const char *path, struct cgroup_stats *st)
 {
     if (l->v2_mount == NULL)
@@ -480,19 +500,15 @@ void cg_v2_stats(const struct cg_layout *l, const char *path, struct cgroup_stat
         }
     }
     if (cg_controller_where(l, CG_MEMORY) == CG_ON_V2) {
+        v2_memory_peak(dir, st);
         cg_read_u64(dir, "memory.current", &st->memory_usage);
-        cg_read_u64(dir, "memory.peak", &st->memory_max_usage);
         cg_read_u64(dir, "memory.max", &st->memory_limit);
         cg_read_u64(dir, "memory.swap.current", &st->swap_usage);
         cg_read_u64(dir, "memory.swap.max", &st->swap_limit);
-        cleanup_free char *stat = NULL, *events = NULL;
+        cleanup_free char *stat = NULL;
         if (cg_read(dir, "memory.stat", &stat) == 0) {
             cg_keyed_u64(stat, "file", &st->memory_cache);
             cg_keyed_u64(stat, "anon", &st->memory_rss);
-        }
-        if (cg_read(dir, "memory.events", &events) == 0) {
-            cg_keyed_u64(events, "max", &st->memory_failcnt);
-            cg_keyed_u64(events, "oom_kill", &st->oom_kill_count);
         }
     }
     if (cg_controller_where(l, CG_PIDS) == CG_ON_V2) {

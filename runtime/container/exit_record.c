@@ -144,7 +144,7 @@ void container_audit_end(const struct global_opts *g, const struct container_sta
     bool have_cgroup = false;
     if (st->cgroup_path && st->cgroup_path[0]) {
         ac_error_t e = NULL;
-        have_cgroup = cgroup_stats(st->cgroup_path, &cs, &e) == 0;
+        have_cgroup = cgroup_memory_peak(st->cgroup_path, &cs, &e) == 0;
         ac_error_free(&e);
     }
     long long w = marker_number(exit_m, "exitCode"), wall = marker_number(exit_m, "wallMs");
