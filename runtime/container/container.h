@@ -110,6 +110,9 @@ bool denials_file_read(const char *state_dir, struct denials_counter *c, struct 
 bool denials_file_killed(const char *state_dir);
 /* The state JSON a hook of kind gets on stdin. malloc'd. */
 char *container_hook_state(const struct container_state *st, enum container_status status);
+/* The host file a Kubernetes termination message goes to (the source of
+ * a bind on /dev/termination-log, absolute), "" when there is none. */
+const char *termination_log_source(const struct oci_spec *spec);
 int container_start(const struct global_opts *g, const char *id, ac_error_t *err);
 /* start of a container whose create ran its workload already (gVisor's
  * one `runsc run --detach` for `run`): the watchdog, the state, the

@@ -725,6 +725,9 @@ static void fill_state(struct container_state *st, const struct create_ctx *c, c
     st->annotations = annotations_of(spec);
     st->tier = tier;
     st->timeout_ms = timeout_ms;
+    /* for the watchdog start spawns, which then need not read the config */
+    if (tier != TIER_NONE)
+        st->termination_log = (char *)termination_log_source(spec);
     st->userns_slice = c->userns_slice;
     st->gvisor = c->gvisor;
     for (int k = 0; k < HOOK_KIND_COUNT; k++)

@@ -67,32 +67,42 @@ static void run_hooks_warn(const struct global_opts *g, const struct container_s
     hooks_run_warn(kind, spec->hooks.hooks[kind], spec->hooks.n_hooks[kind], state);
 }
 
-/* The host file behind a Kubernetes termination message (a bind mount on
- * /dev/termination-log, which a tier takes only from the kubelet's pods
- * folder): opened for the watchdog to write its reason into, -1 when the
- * container has none. Never through a symlink, only a regular file. */
+const char *termination_log_source(const struct oci_spec *spec)
+{
+    for (size_t i = 0; i < spec->n_mounts; i++) {
+        const struct oci_mount *m = &spec->mounts[i];
+        if (m->destination && strcmp(m->destination, "/dev/termination-log") == 0 && m->source &&
+            m->source[0] == '/')
+            return m->source;
+    }
+    return "";
+}
+
+/* The host file behind a Kubernetes termination message (create recorded
+ * it in the state; an older agentcage's state: from the config): opened
+ * for the watchdog to write its reason into, -1 when the container has
+ * none. Never through a symlink, only a regular file. */
 static int termination_message_fd(const struct global_opts *g, const struct container_state *st)
 {
     cleanup_spec struct oci_spec *spec = NULL;
-    ac_error_t e = NULL;
-    if (container_load_config(g, st->id, &spec, &e) < 0) {
-        ac_error_free(&e);
-        return -1;
-    }
-    for (size_t i = 0; i < spec->n_mounts; i++) {
-        const struct oci_mount *m = &spec->mounts[i];
-        if (!m->destination || strcmp(m->destination, "/dev/termination-log") != 0 || !m->source ||
-            m->source[0] != '/')
-            continue;
-        int fd = open(m->source, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        struct stat sb;
-        if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
-            close(fd);
-            fd = -1;
+    const char *source = st->termination_log;
+    if (source == NULL) {
+        ac_error_t e = NULL;
+        if (container_load_config(g, st->id, &spec, &e) < 0) {
+            ac_error_free(&e);
+            return -1;
         }
-        return fd;
+        source = termination_log_source(spec);
     }
-    return -1;
+    if (source[0] == '\0')
+        return -1;
+    int fd = open(source, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
 }
 
 /* Start the tier's watchdog for st's init, in its own session, with fd 3

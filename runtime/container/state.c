@@ -91,6 +91,7 @@ void state_free(struct container_state *st)
     free(st->cgroup_path);
     free(st->created);
     free(st->owner);
+    free(st->termination_log);
     if (st->annotations)
         for (char **a = st->annotations; *a; a++)
             free(*a);
@@ -185,6 +186,8 @@ int state_save(const struct global_opts *g, const struct container_state *st, ac
             gen_str(gen, "tierNotifyFd");
             yajl_gen_integer(gen, st->notify_fd);
         }
+        if (st->termination_log)
+            gen_kv(gen, "terminationLog", st->termination_log);
         if (st->watchdog_pid > 0) {
             gen_str(gen, "watchdogPid");
             yajl_gen_integer(gen, st->watchdog_pid);
@@ -198,15 +201,22 @@ int state_save(const struct global_opts *g, const struct container_state *st, ac
     cleanup_free char *dir = state_dir_path(g, st->id);
     cleanup_free char *tmp = xasprintf("%s/.state.json.tmp", dir);
     cleanup_free char *final = xasprintf("%s/state.json", dir);
-    cleanup_close int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* The state the last save swapped out is still there under tmp: it is
+     * overwritten in place (write, then cut to length; no O_TRUNC, which
+     * makes ext4 flush on close) and swapped in, the old one kept for the
+     * next save. A new inode each time would cost more than the write: ext4
+     * without a journal scans past every inode deleted in the last minute
+     * for a free one, and a busy host deletes thousands. */
+    cleanup_close int fd = open(tmp, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0)
         return ac_error(err, errno, "write state `%s`", tmp);
-    if (write_all(fd, json, strlen(json)) < 0) {
+    size_t len = strlen(json);
+    if (write_all(fd, json, len) < 0 || ftruncate(fd, (off_t)len) < 0) {
         int e = errno;
         unlink(tmp);
         return ac_error(err, e, "write state `%s`", tmp);
     }
-    if (rename_over(tmp, final) < 0) {
+    if (rename_exchange(tmp, final) < 0) {
         int e = errno;
         unlink(tmp);
         return ac_error(err, e, "rename state to `%s`", final);
@@ -279,6 +289,9 @@ int state_load(const struct global_opts *g, const char *id, struct container_sta
     yajl_val slice = yajl_tree_get(root, spath, yajl_t_number);
     st->userns_slice = slice && YAJL_IS_INTEGER(slice) ? (int)YAJL_GET_INTEGER(slice) : -1;
     st->userns_late = tree_bool(root, "usernsLate");
+    const char *lpath[] = {"terminationLog", NULL};
+    yajl_val log = yajl_tree_get(root, lpath, yajl_t_string);
+    st->termination_log = log ? xstrdup(YAJL_GET_STRING(log)) : NULL;
     const char *kernel_path[] = {"kernel", NULL};
     const char *kernel = YAJL_GET_STRING(yajl_tree_get(root, kernel_path, yajl_t_string));
     st->gvisor = kernel && strcmp(kernel, "gvisor") == 0;

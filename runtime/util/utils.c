@@ -78,6 +78,13 @@ int rename_over(const char *from, const char *to)
     return rename(from, to);
 }
 
+int rename_exchange(const char *from, const char *to)
+{
+    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 2) == 0)
+        return 0;
+    return rename(from, to);
+}
+
 int mkdir_p(const char *path, mode_t mode, ac_error_t *err)
 {
     /* the common case, the parents there already: one mkdir */

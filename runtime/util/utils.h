@@ -51,6 +51,10 @@ int write_file_at(int dirfd, const char *name, const char *data, size_t len, ac_
  * and the old one unlinked; a plain rename when to does not exist or the
  * file system cannot swap. */
 int rename_over(const char *from, const char *to);
+/* The same swap, the old one kept under from (for a writer that overwrites
+ * it next time instead of making a new file); a plain rename when to does
+ * not exist or the file system cannot swap. */
+int rename_exchange(const char *from, const char *to);
 int mkdir_p(const char *path, mode_t mode, ac_error_t *err);
 /* rm -r of a folder holding files, and folders of files down to depth
  * more levels (an entry something is mounted on is unmounted first); a
