@@ -78,10 +78,14 @@ COMMAND(run)
         cli_one_id(argc, argv, "run [flags] ID", &id, err) < 0)
         return -1;
     o.foreground = !detach;
+    o.start_here = true;
     struct create_result res;
     if (container_create(g, id, &o, &res, err) < 0)
         return -1;
-    if ((res.running ? container_start_running(g, id, err) : container_start(g, id, err)) < 0) {
+    int started = res.running             ? container_start_running(g, id, err)
+                  : res.start_fd >= 0     ? container_start_here(g, id, res.start_fd, err)
+                                          : container_start(g, id, err);
+    if (started < 0) {
         ac_error_t ignore = NULL;
         container_delete(g, id, true, &ignore);
         ac_error_free(&ignore);

@@ -73,11 +73,13 @@ struct create_options {
     bool no_new_keyring;
     int preserve_fds;
     bool foreground;           /* `run` without --detach: we stay the parent */
+    bool start_here;           /* `run`: this process starts it (over the sync socket, no exec fifo) */
 };
 struct create_result {
     pid_t pid;           /* the container's init process */
     int console_master;  /* foreground with a terminal and no console socket: the pty master, else -1 */
     bool running;        /* gVisor's `run` fast path: the workload runs already (start only records it) */
+    int start_fd;        /* start_here: the sync socket the init waits on for its go (container_start_here), else -1 */
 };
 /* Create the container: on success its init process waits for `start`. */
 int container_create(const struct global_opts *g, const char *id, const struct create_options *o,
@@ -118,6 +120,9 @@ int container_start(const struct global_opts *g, const char *id, ac_error_t *err
  * one `runsc run --detach` for `run`): the watchdog, the state, the
  * poststart hooks, as start does them. */
 int container_start_running(const struct global_opts *g, const char *id, ac_error_t *err);
+/* start of a container `run` created with start_here: the go over
+ * res->start_fd (closed here), not through an exec fifo. */
+int container_start_here(const struct global_opts *g, const char *id, int start_fd, ac_error_t *err);
 int container_delete(const struct global_opts *g, const char *id, bool force, ac_error_t *err);
 /* Load the copy of config.json kept in the state dir. */
 /* exec: a new process in the running container st. */

@@ -817,6 +817,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     res->pid = 0;
     res->running = false;
     res->console_master = -1;
+    res->start_fd = -1;
     if (state_validate_id(id, err) < 0)
         return -1;
 
@@ -1144,8 +1145,10 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     if (tier == TIER_NONE && plan.new_userns)
         bind_trees = rootfs_make_bind_trees(spec);
 
-    /* 4. The exec fifo the child blocks on, the sync socket, the console. */
-    {
+    /* 4. The exec fifo the child blocks on (not for a `run` that starts
+     * it itself: its go comes over the sync socket, with no file to make
+     * and unlink), the sync socket, the console. */
+    if (!o->start_here) {
         cleanup_free char *fifo = xasprintf("%s/exec.fifo", c.state_dir);
         if (mkfifo(fifo, 0600) < 0) {
             ac_error(err, errno, "mkfifo `%s`", fifo);
@@ -1349,6 +1352,10 @@ record:
         }
     }
     res->pid = c.child;
+    if (o->start_here) {
+        res->start_fd = sync_fds[0];
+        sync_fds[0] = -1;
+    }
     c.child = 0;
     ret = 0;
 out:

@@ -23,6 +23,7 @@
 #include "runtime/linux/hooks.h"
 #include "runtime/linux/kernel_audit.h"
 #include "runtime/linux/landlock.h"
+#include "runtime/linux/sync.h"
 #include "runtime/linux/userns.h"
 #include "runtime/util/helpers.h"
 #include "runtime/util/utils.h"
@@ -317,23 +318,45 @@ static int started(const struct global_opts *g, const struct container_state *st
     return 0;
 }
 
-static int start_container(const struct global_opts *g, const char *id, bool running, ac_error_t *err);
+static int start_container(const struct global_opts *g, const char *id, bool running, int start_fd,
+                           ac_error_t *err);
 int container_start(const struct global_opts *g, const char *id, ac_error_t *err)
 {
-    return start_container(g, id, false, err);
+    return start_container(g, id, false, -1, err);
 }
 int container_start_running(const struct global_opts *g, const char *id, ac_error_t *err)
 {
-    return start_container(g, id, true, err);
+    return start_container(g, id, true, -1, err);
+}
+int container_start_here(const struct global_opts *g, const char *id, int start_fd, ac_error_t *err)
+{
+    return start_container(g, id, false, start_fd, err);
 }
 
-static int start_container(const struct global_opts *g, const char *id, bool running, ac_error_t *err)
+/* The go for an init that waits on its sync socket (a `run` that starts
+ * what it created): then, as with the fifo, the wait until it has exec'd
+ * (the socket is close-on-exec in the init: EOF here). */
+static int start_over_socket(const char *id, int fd, ac_error_t *err)
 {
-    cleanup_close int lock = -1;
+    if (sync_send(fd, SYNC_GO, NULL, 0) < 0)
+        return ac_error(err, errno, "start `%s`: the container process is gone", id);
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+        ;
+    return 0;
+}
+
+static int start_container(const struct global_opts *g, const char *id, bool running, int start_fd,
+                           ac_error_t *err)
+{
+    cleanup_close int lock = -1, go_fd = start_fd;
     cleanup_state struct container_state *st = NULL;
     enum container_status status;
     if (state_open(g, id, &lock, &st, &status, err) < 0)
         return -1;
+    /* without an exec fifo, created reads as running until the go */
+    if (go_fd >= 0 && status == STATUS_RUNNING)
+        status = STATUS_CREATED;
     /* create's `runsc run` may have seen a short workload through already */
     if (status != STATUS_CREATED && !(running && status == STATUS_STOPPED))
         return ac_error(err, 0, "cannot start container `%s`: it is %s, not created", id,
@@ -359,6 +382,11 @@ static int start_container(const struct global_opts *g, const char *id, bool run
         if (!running && gvisor_start(g, st, err) < 0)
             return -1;
         unlink(fifo);
+        return started(g, st);
+    }
+    if (go_fd >= 0) {
+        if (start_over_socket(id, go_fd, err) < 0)
+            return -1;
         return started(g, st);
     }
     /* The child holds the fifo open for reading: a non-blocking open for

@@ -305,15 +305,23 @@ void init_main(const struct init_config *c)
         _exit(1);
 
     /* 14. Wait for `start`: it writes one byte into the exec fifo (the
-     * runtime's stderr not held open meanwhile: create has returned). */
+     * runtime's stderr not held open meanwhile: create has returned); a
+     * `run` that starts us itself sends its go over the sync socket (its
+     * end closed: it is gone, and so are we). */
     ac_log_release_stderr();
-    char b;
-    ssize_t r;
-    do
-        r = read(c->fifo_fd, &b, 1);
-    while (r < 0 && errno == EINTR);
-    if (r != 1)
-        _exit(1);
+    if (c->fifo_fd < 0) {
+        enum sync_type go;
+        if (sync_recv(c->sync_fd, &go, NULL, NULL) < 0 || go != SYNC_GO)
+            _exit(1);
+    } else {
+        char b;
+        ssize_t r;
+        do
+            r = read(c->fifo_fd, &b, 1);
+        while (r < 0 && errno == EINTR);
+        if (r != 1)
+            _exit(1);
+    }
 
     /* 15. The config's seccomp filter, then the startContainer hooks under
      * it (as runc runs them: a hook is a program in the container; a tier's
