@@ -220,6 +220,12 @@ static void device_rule_string(const struct oci_device_rule *rule, char *buf, si
 struct device_files {
     const char *dir;
     int fd[2];
+    /* the rules written since the last one of the other kind: one of them
+     * again changes nothing (a tier's list and the defaults every
+     * container gets overlap: ten writes fewer) */
+    char run[32][24];
+    size_t n_run;
+    bool run_allow;
 };
 
 static void device_files_close(struct device_files *f)
@@ -231,6 +237,13 @@ static void device_files_close(struct device_files *f)
 
 static int write_device_rule(struct device_files *f, bool allow, const char *rule, ac_error_t *err)
 {
+    if (allow != f->run_allow)
+        f->n_run = 0, f->run_allow = allow;
+    for (size_t i = 0; i < f->n_run; i++)
+        if (strcmp(f->run[i], rule) == 0)
+            return 0;
+    if (f->n_run < sizeof(f->run) / sizeof(f->run[0]) && strlen(rule) < sizeof(f->run[0]))
+        strcpy(f->run[f->n_run++], rule);
     const char *file = allow ? "devices.allow" : "devices.deny";
     int *fd = &f->fd[allow];
     if (*fd < 0) {
