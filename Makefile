@@ -58,7 +58,7 @@ RUNTIME_SRCS := $(sort $(wildcard runtime/container/*.c runtime/linux/*.c runtim
 ALL_HDRS := $(wildcard runtime/*/*.h spec/*.h tier-annotations/*.h hooks/*.h)
 # The library: everything below the CLI, so unit tests can link it.
 LIB_SRCS := $(SPEC_SRCS) $(RUNTIME_SRCS)
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/tier_filters.o
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/tier_filters.o $(BUILD)/tier-annotations/tier_defs_data.o
 TEST_SRCS := $(sort $(wildcard tests/test_*.c))
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
@@ -102,8 +102,29 @@ $(BUILD)/tiers_json.h: tier-annotations/tiers.json
 	@mkdir -p $(dir $@)
 	{ echo 'static const char tiers_json[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } >$@
+
+# The tier definitions as C data: tiers.json parsed at build time by a
+# generator linked with the parsing tier_data.c; the runtime's tier_data.o
+# (TIER_DEFS_COMPILED) reads that data and parses nothing.
+TIER_DEFS_GEN_OBJS := $(BUILD)/tier-defs-gen/tier_data_parse.o $(addprefix $(BUILD)/,tier-annotations/tier_json.o \
+	tier-annotations/units.o runtime/util/alloc.o runtime/util/error.o runtime/util/utils.o \
+	runtime/util/clock.o)
+$(BUILD)/tier-defs-gen/tier_data_parse.o: tier-annotations/tier_data.c $(BUILD)/tiers_json.h $(ALL_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -I$(BUILD) -c -o $@ $<
+$(BUILD)/tier-defs-gen/tier-defs-gen: tier-annotations/gen/tier_defs_gen.c $(TIER_DEFS_GEN_OBJS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/tier-annotations/tier_defs_data.c: $(BUILD)/tier-defs-gen/tier-defs-gen
+	ASAN_OPTIONS=detect_leaks=0 $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/tier-annotations/tier_defs_data.o: $(BUILD)/tier-annotations/tier_defs_data.c tier-annotations/tier_internal.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+# (the fuzz library, TIER_DEFS=parsed: parsed at run time, as before)
+ifeq ($(TIER_DEFS),parsed)
 $(BUILD)/tier-annotations/tier_data.o: $(BUILD)/tiers_json.h
 $(BUILD)/tier-annotations/tier_data.o: override CFLAGS += -I$(BUILD)
+else
+$(BUILD)/tier-annotations/tier_data.o: override CFLAGS += -DTIER_DEFS_COMPILED
+endif
 
 # The tiers' seccomp filters: compiled to BPF here, from the syscall lists,
 # by a generator linked with libseccomp; the runtime loads them as is.
@@ -199,7 +220,7 @@ FUZZ_LIB_SRCS := $(SPEC_SRCS) $(wildcard runtime/util/*.c) runtime/container/sta
 FUZZ_LIB_OBJS := $(FUZZ_LIB_SRCS:%.c=$(BUILD)/fuzz/lib/%.o)
 
 $(FUZZ_LIB): $(FUZZ_LIB_SRCS) $(ALL_HDRS)
-	$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz/lib CC=$(FUZZ_CC) \
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz/lib CC=$(FUZZ_CC) TIER_DEFS=parsed \
 		CFLAGS='-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)' $(FUZZ_LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $(FUZZ_LIB_OBJS)

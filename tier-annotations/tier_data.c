@@ -1,19 +1,14 @@
 /* The tier definitions: tier-annotations/tiers.json, turned into a C string
- * at build time (the Makefile writes build/tiers_json.h) and parsed once per
- * process with yajl_tree; the strings below point into that tree, which
- * lives as long as the process. */
+ * at build time (the Makefile writes build/tiers_json.h) and parsed with
+ * yajl_tree by the build's generator (tier-annotations/gen/), which writes
+ * them out as C data: the runtime is built with TIER_DEFS_COMPILED and
+ * reads that. Without it (the fuzz build) they are parsed once per process;
+ * the strings point into the tree, which lives as long as the process. */
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
 #include "runtime/util/utils.h"
 #include "tier-annotations/tier_internal.h"
-#include "tiers_json.h" /* static const char tiers_json[] */
-
-static struct tier_defs defs;
-/* what defs points into; volatile so the store is kept (LeakSanitizer sees
- * the tree reachable through it) */
-static yajl_val volatile defs_tree;
-static bool defs_loaded;
 
 bool tier_strv_has(const struct tier_strv *sv, const char *s)
 {
@@ -22,6 +17,21 @@ bool tier_strv_has(const struct tier_strv *sv, const char *s)
             return true;
     return false;
 }
+
+#ifdef TIER_DEFS_COMPILED
+int tier_defs_get(const struct tier_defs **out, ac_error_t *err)
+{
+    *out = &tier_defs_compiled;
+    return 0;
+}
+#else
+#include "tiers_json.h" /* static const char tiers_json[] */
+
+static struct tier_defs defs;
+/* what defs points into; volatile so the store is kept (LeakSanitizer sees
+ * the tree reachable through it) */
+static yajl_val volatile defs_tree;
+static bool defs_loaded;
 
 static int load_strv(yajl_val root, const char *key, struct tier_strv *out, ac_error_t *err)
 {
@@ -136,6 +146,7 @@ int tier_defs_get(const struct tier_defs **out, ac_error_t *err)
     *out = &defs;
     return 0;
 }
+#endif
 
 bool tier_requires_approval(int tier)
 {

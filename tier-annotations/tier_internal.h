@@ -73,8 +73,10 @@ struct tier_defs {
     struct tier_device *devices;
     size_t n_devices;
 };
-/* The compiled-in tiers.json, parsed once per process. */
+/* The compiled-in tiers.json: the build's generator writes it out as C
+ * (tier_defs_compiled); a build without it parses it once per process. */
 int tier_defs_get(const struct tier_defs **out, ac_error_t *err);
+extern const struct tier_defs tier_defs_compiled;
 bool tier_strv_has(const struct tier_strv *sv, const char *s);
 
 /* --- units (units.c) --- */
