@@ -82,9 +82,12 @@ COMMAND(run)
     struct create_result res;
     if (container_create(g, id, &o, &res, err) < 0)
         return -1;
-    int started = res.running             ? container_start_running(g, id, err)
-                  : res.start_fd >= 0     ? container_start_here(g, id, res.start_fd, err)
-                                          : container_start(g, id, err);
+    /* our own container: start and delete take its state from create, not
+     * from the state file again */
+    cleanup_state struct container_state *st = res.state;
+    int started = res.running ? container_start_running(g, id, err)
+                  : st        ? container_start_here(g, st, res.start_fd, err)
+                              : container_start(g, id, err);
     if (started < 0) {
         ac_error_t ignore = NULL;
         container_delete(g, id, true, &ignore);
@@ -98,7 +101,7 @@ COMMAND(run)
         close(res.console_master);
     }
     int status = wait_forwarding_signals(res.pid);
-    if (!keep && container_delete(g, id, true, err) < 0)
+    if (!keep && (st ? container_delete_known(g, st, err) : container_delete(g, id, true, err)) < 0)
         return -1;
     return status;
 }

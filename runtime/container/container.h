@@ -40,6 +40,8 @@ int state_load(const struct global_opts *g, const char *id, struct container_sta
 /* Atomically (tmp + rename) write ROOT/ID/state.json. */
 int state_save(const struct global_opts *g, const struct container_state *st, ac_error_t *err);
 void state_free(struct container_state *st);
+/* A deep copy (state_free frees it). */
+struct container_state *state_dup(const struct container_state *st);
 /* The value of one of the state's annotations, or NULL. */
 const char *state_annotation(const struct container_state *st, const char *key);
 static inline void state_freep(struct container_state **s) { if (*s) state_free(*s); }
@@ -80,6 +82,7 @@ struct create_result {
     int console_master;  /* foreground with a terminal and no console socket: the pty master, else -1 */
     bool running;        /* gVisor's `run` fast path: the workload runs already (start only records it) */
     int start_fd;        /* start_here: the sync socket the init waits on for its go (container_start_here), else -1 */
+    struct container_state *state; /* start_here: the state as saved (the caller's to state_free), else NULL */
 };
 /* Create the container: on success its init process waits for `start`. */
 int container_create(const struct global_opts *g, const char *id, const struct create_options *o,
@@ -121,9 +124,13 @@ int container_start(const struct global_opts *g, const char *id, ac_error_t *err
  * poststart hooks, as start does them. */
 int container_start_running(const struct global_opts *g, const char *id, ac_error_t *err);
 /* start of a container `run` created with start_here: the go over
- * res->start_fd (closed here), not through an exec fifo. */
-int container_start_here(const struct global_opts *g, const char *id, int start_fd, ac_error_t *err);
+ * res->start_fd (closed here), not through an exec fifo; st is
+ * res->state, which it updates (the state file is not read again). */
+int container_start_here(const struct global_opts *g, struct container_state *st, int start_fd, ac_error_t *err);
 int container_delete(const struct global_opts *g, const char *id, bool force, ac_error_t *err);
+/* delete --force of the container `run` created and started, whose state
+ * it holds (st, as start left it): the state file is not read again. */
+int container_delete_known(const struct global_opts *g, const struct container_state *st, ac_error_t *err);
 /* Load the copy of config.json kept in the state dir. */
 /* exec: a new process in the running container st. */
 struct exec_options {

@@ -818,6 +818,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     res->running = false;
     res->console_master = -1;
     res->start_fd = -1;
+    res->state = NULL;
     if (state_validate_id(id, err) < 0)
         return -1;
 
@@ -1352,9 +1353,10 @@ record:
         }
     }
     res->pid = c.child;
-    if (o->start_here) {
+    if (o->start_here && !c.gvisor) {
         res->start_fd = sync_fds[0];
         sync_fds[0] = -1;
+        res->state = state_dup(&st);
     }
     c.child = 0;
     ret = 0;

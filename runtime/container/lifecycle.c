@@ -318,19 +318,19 @@ static int started(const struct global_opts *g, const struct container_state *st
     return 0;
 }
 
-static int start_container(const struct global_opts *g, const char *id, bool running, int start_fd,
-                           ac_error_t *err);
+static int start_container(const struct global_opts *g, const char *id, struct container_state *known,
+                           bool running, int start_fd, ac_error_t *err);
 int container_start(const struct global_opts *g, const char *id, ac_error_t *err)
 {
-    return start_container(g, id, false, -1, err);
+    return start_container(g, id, NULL, false, -1, err);
 }
 int container_start_running(const struct global_opts *g, const char *id, ac_error_t *err)
 {
-    return start_container(g, id, true, -1, err);
+    return start_container(g, id, NULL, true, -1, err);
 }
-int container_start_here(const struct global_opts *g, const char *id, int start_fd, ac_error_t *err)
+int container_start_here(const struct global_opts *g, struct container_state *st, int start_fd, ac_error_t *err)
 {
-    return start_container(g, id, false, start_fd, err);
+    return start_container(g, st->id, st, false, start_fd, err);
 }
 
 /* The go for an init that waits on its sync socket (a `run` that starts
@@ -346,17 +346,19 @@ static int start_over_socket(const char *id, int fd, ac_error_t *err)
     return 0;
 }
 
-static int start_container(const struct global_opts *g, const char *id, bool running, int start_fd,
-                           ac_error_t *err)
+static int start_container(const struct global_opts *g, const char *id, struct container_state *known,
+                           bool running, int start_fd, ac_error_t *err)
 {
     cleanup_close int lock = -1, go_fd = start_fd;
-    cleanup_state struct container_state *st = NULL;
-    enum container_status status;
-    if (state_open(g, id, &lock, &st, &status, err) < 0)
+    cleanup_state struct container_state *loaded = NULL;
+    struct container_state *st = known;
+    enum container_status status = STATUS_CREATED;
+    /* `run`'s own container (known): created, as its create left it; an init
+     * that died since fails the go */
+    if (known ? state_lock(g, id, &lock, err) < 0 : state_open(g, id, &lock, &loaded, &status, err) < 0)
         return -1;
-    /* without an exec fifo, created reads as running until the go */
-    if (go_fd >= 0 && status == STATUS_RUNNING)
-        status = STATUS_CREATED;
+    if (!known)
+        st = loaded;
     /* create's `runsc run` may have seen a short workload through already */
     if (status != STATUS_CREATED && !(running && status == STATUS_STOPPED))
         return ac_error(err, 0, "cannot start container `%s`: it is %s, not created", id,
@@ -452,7 +454,19 @@ static int kill_container(const struct container_state *st, enum container_statu
     return 0;
 }
 
+static int delete_container(const struct global_opts *g, const char *id, const struct container_state *known,
+                            bool force, ac_error_t *err);
 int container_delete(const struct global_opts *g, const char *id, bool force, ac_error_t *err)
+{
+    return delete_container(g, id, NULL, force, err);
+}
+int container_delete_known(const struct global_opts *g, const struct container_state *st, ac_error_t *err)
+{
+    return delete_container(g, st->id, st, true, err);
+}
+
+static int delete_container(const struct global_opts *g, const char *id, const struct container_state *known,
+                            bool force, ac_error_t *err)
 {
     cleanup_close int lock = -1;
     if (state_lock(g, id, &lock, err) < 0) {
@@ -462,8 +476,9 @@ int container_delete(const struct global_opts *g, const char *id, bool force, ac
         }
         return -1;
     }
-    cleanup_state struct container_state *st = NULL;
-    if (state_load(g, id, &st, err) < 0) {
+    cleanup_state struct container_state *loaded = NULL;
+    const struct container_state *st = known;
+    if (!known && state_load(g, id, &loaded, err) < 0) {
         /* A create that died before writing its state: nothing runs, only
          * the directory is left. */
         if (force || (*err && strstr((*err)->msg, "does not exist"))) {
@@ -472,6 +487,8 @@ int container_delete(const struct global_opts *g, const char *id, bool force, ac
         }
         return -1;
     }
+    if (!known)
+        st = loaded;
     enum container_status status = state_status(g, st);
     if (status != STATUS_STOPPED) {
         if (!force)

@@ -81,6 +81,28 @@ const char *state_annotation(const struct container_state *st, const char *key)
     return NULL;
 }
 
+static char *dup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
+
+struct container_state *state_dup(const struct container_state *src)
+{
+    struct container_state *st = xmalloc(sizeof(*st));
+    *st = *src;
+    st->id = dup_or_null(src->id);
+    st->bundle = dup_or_null(src->bundle);
+    st->rootfs = dup_or_null(src->rootfs);
+    st->cgroup_path = dup_or_null(src->cgroup_path);
+    st->created = dup_or_null(src->created);
+    st->owner = dup_or_null(src->owner);
+    st->termination_log = dup_or_null(src->termination_log);
+    size_t n = 0;
+    while (src->annotations && src->annotations[n])
+        n++;
+    st->annotations = xcalloc(n + 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+        st->annotations[i] = xstrdup(src->annotations[i]);
+    return st;
+}
+
 void state_free(struct container_state *st)
 {
     if (st == NULL)
