@@ -84,6 +84,7 @@ COMMAND(run)
         return -1;
     /* our own container: start and delete take its state from create, not
      * from the state file again */
+    cleanup_spec struct oci_spec *config = res.config; /* after st, which points to it */
     cleanup_state struct container_state *st = res.state;
     int started = res.running ? container_start_running(g, id, err)
                   : st        ? container_start_here(g, st, res.start_fd, err)

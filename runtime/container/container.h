@@ -83,6 +83,7 @@ struct create_result {
     bool running;        /* gVisor's `run` fast path: the workload runs already (start only records it) */
     int start_fd;        /* start_here: the sync socket the init waits on for its go (container_start_here), else -1 */
     struct container_state *state; /* start_here: the state as saved (the caller's to state_free), else NULL */
+    struct oci_spec *config;       /* start_here: the config create parsed (the caller's to spec_free), else NULL */
 };
 /* Create the container: on success its init process waits for `start`. */
 int container_create(const struct global_opts *g, const char *id, const struct create_options *o,

@@ -819,6 +819,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     res->console_master = -1;
     res->start_fd = -1;
     res->state = NULL;
+    res->config = NULL;
     if (state_validate_id(id, err) < 0)
         return -1;
 
@@ -1384,5 +1385,10 @@ out:
     close_fd_array(bind_trees, spec->n_mounts);
     credentials_forget(secrets, n_secrets);
     ns_plan_close(&plan);
+    if (res->state) {
+        /* (the effective config, as saved in the state dir) */
+        res->config = ac_steal_ptr(&spec);
+        res->state->config = res->config;
+    }
     return ret;
 }

@@ -54,13 +54,16 @@ static void run_hooks_warn(const struct global_opts *g, const struct container_s
 {
     if (!(st->hooks_mask & (1u << kind)))
         return; /* no config.json to read on the hot path */
-    cleanup_spec struct oci_spec *spec = NULL;
+    cleanup_spec struct oci_spec *loaded = NULL;
+    const struct oci_spec *spec = st->config;
     ac_error_t err = NULL;
-    if (container_load_config(g, st->id, &spec, &err) < 0) {
+    if (spec == NULL && container_load_config(g, st->id, &loaded, &err) < 0) {
         ac_warn("%s hooks not run: %s", oci_hook_kind_names[kind], err->msg);
         ac_error_free(&err);
         return;
     }
+    if (spec == NULL)
+        spec = loaded;
     if (spec->hooks.n_hooks[kind] == 0)
         return;
     cleanup_free char *state = container_hook_state(st, status);

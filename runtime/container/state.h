@@ -43,6 +43,8 @@ struct container_state {
     bool userns_late;      /* the init joined its user namespace after its setup: exec joins it last */
     unsigned long long netns_dev, netns_ino; /* a tiered pod sandbox: its cage network namespace,
                                                 which the pod's containers may join; 0 = none */
+    const struct oci_spec *config; /* not saved: `run`'s own container, the config its create parsed (hooks
+                                      after start read it, not config.json again); NULL: read the file */
     char *termination_log; /* a tier's /dev/termination-log source the watchdog writes its reason to:
                               "" none; NULL in an older agentcage's state (start reads the config) */
 };
