@@ -189,11 +189,26 @@ static int run_runtime_hooks(const struct oci_spec *spec, const char *state_json
  * what connects early waits in its backlog. Only where its turn is the
  * first of all the runtime hooks (no prestart hook) and the namespace is
  * the clone's own (a joined one is entered by the init later). */
+static bool hooks_may_start_early(int tier, const struct ns_plan *plan, const struct oci_spec *spec)
+{
+    return tier != TIER_NONE && plan->new_netns && spec->hooks.n_hooks[HOOK_PRESTART] == 0 &&
+           spec->hooks.n_hooks[HOOK_CREATE_RUNTIME] > 0;
+}
+
+/* The runtime-side hooks are that one hook alone: the init need not stop
+ * for them (create awaits it after READY, as it would at the stop). */
+static bool runtime_hooks_all_early(int tier, const struct ns_plan *plan, const struct oci_spec *spec)
+{
+    if (!hooks_may_start_early(tier, plan, spec) || spec->hooks.n_hooks[HOOK_CREATE_RUNTIME] != 1)
+        return false;
+    container_hooks_builtin(tier);
+    return hooks_can_start_early(&spec->hooks.hooks[HOOK_CREATE_RUNTIME][0]);
+}
+
 static int start_hooks_early(int tier, const struct ns_plan *plan, const struct oci_spec *spec,
                              const struct container_state *st, struct hook_early *early, ac_error_t *err)
 {
-    if (tier == TIER_NONE || !plan->new_netns || spec->hooks.n_hooks[HOOK_PRESTART] > 0 ||
-        spec->hooks.n_hooks[HOOK_CREATE_RUNTIME] == 0)
+    if (!hooks_may_start_early(tier, plan, spec))
         return 0;
     container_hooks_builtin(tier);
     cleanup_free char *state = container_hook_state(st, STATUS_CREATING);
@@ -1218,6 +1233,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         .no_new_keyring = o->no_new_keyring,
         .preserve_fds = o->preserve_fds,
         .tier = tier,
+        .runtime_hooks_early = runtime_hooks_all_early(tier, &plan, spec),
         .landlock_rw = landlock_rw,
         .rootless = g->is_rootless,
         .late_userns_fd = late_userns_fd,

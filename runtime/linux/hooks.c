@@ -329,6 +329,12 @@ static int run_one(const char *kind, size_t i, const struct oci_hook *hook, cons
     return 0;
 }
 
+bool hooks_can_start_early(const struct oci_hook *hook)
+{
+    const struct builtin *builtin = builtin_of(hook);
+    return builtin && builtin->start;
+}
+
 int hooks_start_early(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, const char *state_json,
                       struct hook_early *early, ac_error_t *err)
 {

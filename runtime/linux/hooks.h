@@ -18,6 +18,8 @@ int hooks_run(enum oci_hook_kind kind, const struct oci_hook *hooks, size_t n, c
  * Both sides ask: without any, the init does not stop for them (one round
  * trip fewer). */
 bool hooks_runtime_side(const struct oci_spec *spec);
+/* Whether hooks_start_early can start hook (a builtin with a start). */
+bool hooks_can_start_early(const struct oci_hook *hook);
 
 /* An entry "NAME=value" every hook run from now on gets in its environment
  * besides its own (NULL: none): a tiered container's denials counter,

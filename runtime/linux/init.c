@@ -223,7 +223,7 @@ void init_main(const struct init_config *c)
 
     /* 6. prestart and createRuntime run in the runtime's namespaces (when
      * the spec has any); createContainer here, before pivot_root. */
-    if (hooks_runtime_side(spec)) {
+    if (hooks_runtime_side(spec) && !c->runtime_hooks_early) {
         if (sync_send(c->sync_fd, SYNC_RUN_HOOKS, NULL, 0) < 0)
             _exit(1);
         char *reply = NULL;

@@ -38,6 +38,8 @@ struct init_config {
      * never an annotation a user could write), TIER_NONE (-1) for a plain
      * container; with a tier: Landlock and the tier's seccomp filter. */
     int tier;
+    bool runtime_hooks_early; /* the runtime-side hooks are one, which the runtime starts itself
+                                 (start_hooks_early) and awaits after READY: no stop for them */
     const char *landlock_rw; /* io.agentcage.landlock-rw of the effective config */
     bool rootless;           /* no host root: devices bound, unprivileged id maps (rootless.c) */
     int late_userns_fd;      /* a tier's user namespace (userns.c), joined after the setup; -1: none */

@@ -10,7 +10,8 @@ enum sync_type {
     SYNC_GO = 1,         /* runtime -> child: ids mapped, cgroup joined; payload: state JSONs
                           * (an exec's child that joined every cgroup itself gets none) */
     SYNC_RUN_HOOKS = 2,  /* child -> runtime: mounts done, run prestart/createRuntime hooks
-                          * (only when the spec has any: hooks_runtime_side) */
+                          * (only when the spec has any: hooks_runtime_side, and they are not
+                          * one the runtime started early itself: runtime_hooks_early) */
     SYNC_HOOKS_DONE = 3, /* runtime -> child */
     SYNC_READY = 4,      /* child -> runtime: set up, waiting for start */
     SYNC_ERROR = 5,      /* either way: payload is the one-line error */
