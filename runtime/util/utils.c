@@ -68,22 +68,24 @@ int write_file(const char *path, const char *data, size_t len, ac_error_t *err)
     return write_file_at(AT_FDCWD, path, data, len, err);
 }
 
-int rename_over(const char *from, const char *to)
+/* 1: swapped, 0: renamed, -1: neither */
+static int swap_or_rename(const char *from, const char *to)
 {
     /* RENAME_EXCHANGE (linux/fs.h) */
-    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 2) == 0) {
-        unlink(from);
-        return 0;
-    }
+    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 2) == 0)
+        return 1;
     return rename(from, to);
 }
 
-int rename_exchange(const char *from, const char *to)
+int rename_over(const char *from, const char *to)
 {
-    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 2) == 0)
-        return 0;
-    return rename(from, to);
+    int r = swap_or_rename(from, to);
+    if (r == 1)
+        unlink(from);
+    return r < 0 ? -1 : 0;
 }
+
+int rename_exchange(const char *from, const char *to) { return swap_or_rename(from, to) < 0 ? -1 : 0; }
 
 int mkdir_p(const char *path, mode_t mode, ac_error_t *err)
 {
