@@ -67,14 +67,29 @@ static char *path_string(const struct field_path *path)
     return out;
 }
 
-static int check_value(struct tier_ctx *c, yajl_val v, struct field_path *path, ac_error_t *err);
+/* The patterns still in play at a path: those on the way to something
+ * beneath it. A pattern that matches a path not at all matches nothing
+ * beneath it either (its segments already differ, or it is shorter), so
+ * each level tries only what the level above left. */
+struct candidates {
+    const size_t *idx;
+    size_t n;
+};
+
+static int check_value(struct tier_ctx *c, yajl_val v, struct field_path *path, struct candidates cand,
+                       ac_error_t *err);
 
 /* 0 accepted; -1 refused (recorded). */
-static int check_field(struct tier_ctx *c, yajl_val v, struct field_path *path, ac_error_t *err)
+static int check_field(struct tier_ctx *c, yajl_val v, struct field_path *path, struct candidates cand,
+                       ac_error_t *err)
 {
     int best = 0;
-    for (size_t i = 0; i < c->defs->accepted_fields.n && best < 2; i++) {
-        int m = pattern_match(c->defs->accepted_fields.v[i], path);
+    cleanup_free size_t *next = xcalloc(cand.n ? cand.n : 1, sizeof(*next));
+    size_t n_next = 0;
+    for (size_t i = 0; i < cand.n && best < 2; i++) {
+        int m = pattern_match(c->defs->accepted_fields.v[cand.idx[i]], path);
+        if (m == 1)
+            next[n_next++] = cand.idx[i];
         if (m > best)
             best = m;
     }
@@ -83,11 +98,12 @@ static int check_field(struct tier_ctx *c, yajl_val v, struct field_path *path, 
         return tier_refuse(c, err, "config.json field %s (not one a tier accepts)", name);
     }
     if (best == 1)
-        return check_value(c, v, path, err);
+        return check_value(c, v, path, (struct candidates){next, n_next}, err);
     return 0;
 }
 
-static int check_value(struct tier_ctx *c, yajl_val v, struct field_path *path, ac_error_t *err)
+static int check_value(struct tier_ctx *c, yajl_val v, struct field_path *path, struct candidates cand,
+                       ac_error_t *err)
 {
     if (path->n + 1 >= MAX_DEPTH)
         return 0; /* nothing accepted lies this deep but beneath a ".*" */
@@ -95,7 +111,7 @@ static int check_value(struct tier_ctx *c, yajl_val v, struct field_path *path, 
     if (YAJL_IS_OBJECT(v)) {
         for (size_t i = 0; i < v->u.object.len; i++) {
             path->seg[path->n++] = v->u.object.keys[i];
-            if (check_field(c, v->u.object.values[i], path, err) < 0)
+            if (check_field(c, v->u.object.values[i], path, cand, err) < 0)
                 ret = -1;
             path->n--;
         }
@@ -103,7 +119,7 @@ static int check_value(struct tier_ctx *c, yajl_val v, struct field_path *path, 
         for (size_t i = 0; i < v->u.array.len; i++) {
             path->idx[path->n] = i;
             path->seg[path->n++] = "[]";
-            if (check_value(c, v->u.array.values[i], path, err) < 0)
+            if (check_value(c, v->u.array.values[i], path, cand, err) < 0)
                 ret = -1;
             path->n--;
         }
@@ -114,5 +130,9 @@ static int check_value(struct tier_ctx *c, yajl_val v, struct field_path *path, 
 int tier_map_fields(struct tier_ctx *c, ac_error_t *err)
 {
     struct field_path path = {.n = 0};
-    return check_value(c, c->config, &path, err);
+    size_t n = c->defs->accepted_fields.n;
+    cleanup_free size_t *all = xcalloc(n ? n : 1, sizeof(*all));
+    for (size_t i = 0; i < n; i++)
+        all[i] = i;
+    return check_value(c, c->config, &path, (struct candidates){all, n}, err);
 }

@@ -576,9 +576,20 @@ static int approval_gate(const struct global_opts *g, const char *id, const stru
  * every bound pathname socket of the host's network namespace; each one
  * below a bind source is masked at its place in the container (a socket
  * bound there after create is not; see SECURITY.md). */
+static bool host_bind(const struct oci_mount *m)
+{
+    return mount_is_bind(m) && m->source && m->source[0] == '/' && m->destination;
+}
+
 static void add_socket_masks(struct oci_spec *spec)
 {
     if (spec->linux == NULL)
+        return;
+    /* the host's socket list only when a bind could carry one in */
+    bool binds = false;
+    for (size_t i = 0; i < spec->n_mounts && !binds; i++)
+        binds = host_bind(&spec->mounts[i]);
+    if (!binds)
         return;
     cleanup_file FILE *f = fopen("/proc/net/unix", "re");
     if (f == NULL)
@@ -600,7 +611,7 @@ static void add_socket_masks(struct oci_spec *spec)
             continue; /* abstract (@...) or unnamed: the container's own network namespace has its own */
         for (size_t i = 0; i < spec->n_mounts; i++) {
             const struct oci_mount *m = &spec->mounts[i];
-            if (!mount_is_bind(m) || m->source == NULL || m->source[0] != '/' || m->destination == NULL)
+            if (!host_bind(m))
                 continue;
             size_t sl = path_below(path, m->source);
             if (sl == 0)
