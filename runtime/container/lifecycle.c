@@ -23,6 +23,7 @@
 #include "runtime/linux/hooks.h"
 #include "runtime/linux/kernel_audit.h"
 #include "runtime/linux/landlock.h"
+#include "runtime/linux/spawn.h"
 #include "runtime/linux/sync.h"
 #include "runtime/linux/userns.h"
 #include "runtime/util/helpers.h"
@@ -237,39 +238,14 @@ static int watchdog_spawn(const struct global_opts *g, struct container_state *s
     cleanup_close int denials = denials_file_open(dir);
     cleanup_close int message = termination_message_fd(g, st);
     cleanup_close int audit = landlock_audit_fd(g, st);
-    /* fd 3 ... 9 in the watchdog, each dup'd above them first, so the dup2s
-     * below never meet their own target */
-    int want[7] = {pidfd, dirfd, message, denials, listener, sock, audit}, high[7];
-    for (int i = 0; i < 7; i++)
-        high[i] = want[i] >= 0 ? fcntl(want[i], F_DUPFD_CLOEXEC, 10) : -1;
+    /* fd 3 ... 9 in the watchdog */
+    int fds[7] = {pidfd, dirfd, message, denials, listener, sock, audit};
     char ms[24];
     snprintf(ms, sizeof(ms), "%lld", st->timeout_ms);
     char *const argv[] = {path, ms, st->id, NULL};
-    static char *const empty_env[] = {NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&attr);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
-    for (int i = 0; i < 3; i++)
-        posix_spawn_file_actions_addopen(&fa, i, "/dev/null", O_RDWR, 0);
-    for (int i = 0; i < 7; i++)
-        if (high[i] >= 0)
-            posix_spawn_file_actions_adddup2(&fa, high[i], 3 + i);
-    posix_spawn_file_actions_addclosefrom_np(&fa, 10);
-    posix_spawn_file_actions_addchdir_np(&fa, "/");
     pid_t wd = -1;
-    int r = (high[0] < 0 || high[1] < 0) ? errno : posix_spawn(&wd, path, &fa, &attr, argv, empty_env);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    for (int i = 0; i < 7; i++)
-        if (high[i] >= 0)
-            close(high[i]);
-    if (r != 0)
-        return ac_error(err, r, "tier %d: watchdog: start `%s`", st->tier, path);
+    if (spawn_detached(path, argv, fds, 7, &wd, err) < 0)
+        return ac_error_wrap(err, "tier %d: watchdog", st->tier);
     st->watchdog_pid = wd;
     st->watchdog_start = process_start_time(wd); /* 0 if it is gone already: nothing to stop */
     return 0;

@@ -123,6 +123,7 @@ static size_t str_len(const char *s)
 }
 
 #define SIGKILL 9
+#define SIG_SETMASK 2
 #define EINTR 4
 #define ESRCH 3
 #define EPERM 1
@@ -629,6 +630,10 @@ int watchdog_main(int argc, char **argv);
 
 __attribute__((used)) int watchdog_main(int argc, char **argv)
 {
+    /* The runtime starts us with every signal blocked (runtime/linux/
+     * spawn.h): our own mask, none blocked, first. */
+    uint64_t no_signals = 0;
+    sys(SYS_rt_sigprocmask, SIG_SETMASK, &no_signals, 0, sizeof(no_signals));
     int64_t timeout_ms;
     if (argc < 2 || parse_ms(argv[1], &timeout_ms) < 0) {
         static const char usage[] = "usage: agentcage-watchdog TIMEOUT_MS [ID] (fd 3: pidfd, fd 4: state dir)\n";
