@@ -61,7 +61,7 @@ static int lower_layer(const struct oci_mount *m, int srcfd, const char *target,
         return ac_error(err, errno, "capped bind: open_tree `%s`", m->source);
     if (m->n_uid_mappings) {
         cleanup_close int userns =
-            userns_make(m->uid_mappings, m->n_uid_mappings, m->gid_mappings, m->n_gid_mappings, err);
+            userns_make(m->uid_mappings, m->n_uid_mappings, m->gid_mappings, m->n_gid_mappings, false, err);
         if (userns < 0)
             return -1;
         struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};

@@ -692,7 +692,7 @@ static int tier_user_namespace(struct create_ctx *c, struct oci_spec *spec, stru
         return ac_error(err, 0, "a tier's user namespace must map the container's root (linux.uidMappings)");
     c->root_uid = root_uid;
     c->root_gid = root_gid;
-    *userns_fd = userns_make(uids, n_uids, gids, n_gids, err);
+    *userns_fd = userns_make(uids, n_uids, gids, n_gids, true, err);
     if (*userns_fd < 0)
         return ac_error_wrap(err, "tier: the container's user namespace");
     idmap_bind_mounts(spec, root_uid, root_gid, NULL);
@@ -726,7 +726,7 @@ static int *make_idmap_fds(const struct oci_spec *spec, ac_error_t *err)
             for (size_t k = 0; k < spec->n_mounts; k++)
                 fds[k] = -1;
         }
-        fds[i] = userns_make(m->uid_mappings, m->n_uid_mappings, m->gid_mappings, m->n_gid_mappings, err);
+        fds[i] = userns_make(m->uid_mappings, m->n_uid_mappings, m->gid_mappings, m->n_gid_mappings, false, err);
         if (fds[i] < 0) {
             ac_error_wrap(err, "mounts[%zu]: idmap", i);
             close_fd_array(fds, spec->n_mounts);
@@ -1389,6 +1389,7 @@ record:
     c.child = 0;
     ret = 0;
 out:
+    userns_reap_holder(); /* the tier's (dead long since: the init was set up meanwhile) */
     hooks_early_abandon(&early);
     if (ret < 0)
         rollback(&c);

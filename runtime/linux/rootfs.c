@@ -191,7 +191,7 @@ static int idmap_userns_fd(const struct oci_mount *m, size_t i, ac_error_t *err)
 {
     if (m->n_uid_mappings == 0 || m->n_gid_mappings == 0)
         return ac_error(err, 0, "mounts[%zu]: idmap needs uidMappings and gidMappings", i);
-    int fd = userns_make(m->uid_mappings, m->n_uid_mappings, m->gid_mappings, m->n_gid_mappings, err);
+    int fd = userns_make(m->uid_mappings, m->n_uid_mappings, m->gid_mappings, m->n_gid_mappings, false, err);
     if (fd < 0)
         ac_error_wrap(err, "mounts[%zu]: idmap", i);
     return fd;

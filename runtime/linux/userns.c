@@ -126,16 +126,30 @@ static int userns_holder(void *arg)
     return 0;
 }
 
-int userns_make(const struct oci_idmap *uids, size_t n_uids, const struct oci_idmap *gids, size_t n_gids,
-                ac_error_t *err)
+/* A holder killed and not yet reaped; its stack is free once it is. */
+static pid_t unreaped_holder = -1;
+
+void userns_reap_holder(void)
 {
+    if (unreaped_holder > 0)
+        while (waitpid(unreaped_holder, NULL, 0) < 0 && errno == EINTR)
+            ;
+    unreaped_holder = -1;
+}
+
+int userns_make(const struct oci_idmap *uids, size_t n_uids, const struct oci_idmap *gids, size_t n_gids,
+                bool defer_reap, ac_error_t *err)
+{
+    userns_reap_holder(); /* before its stack is used again */
     if (n_uids == 0 || n_gids == 0)
         return ac_error(err, 0, "user namespace: uid and gid mappings are both needed");
-    /* The holder shares our memory (CLONE_VM: no copy of the runtime's
-     * page tables, which is most of a fork's cost) and only waits on its
-     * own small stack until it is killed; one at a time, so one stack. */
+    /* The holder shares our memory and fd table (CLONE_VM, CLONE_FILES: no
+     * copy of the runtime's page tables or fds to make, nor to close at its
+     * exit) and only waits on its own small stack until it is killed; one
+     * at a time, so one stack. */
     static char holder_stack[16384] __attribute__((aligned(16)));
-    pid_t pid = clone(userns_holder, holder_stack + sizeof(holder_stack), CLONE_NEWUSER | CLONE_VM | SIGCHLD, NULL);
+    pid_t pid = clone(userns_holder, holder_stack + sizeof(holder_stack),
+                      CLONE_NEWUSER | CLONE_VM | CLONE_FILES | SIGCHLD, NULL);
     if (pid < 0)
         return ac_error(err, errno, "clone a user namespace");
     int ret = -1;
@@ -162,8 +176,9 @@ int userns_make(const struct oci_idmap *uids, size_t n_uids, const struct oci_id
         ac_error(err, errno, "open `%s`", ns);
 out:
     kill(pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
+    unreaped_holder = pid;
+    if (!defer_reap)
+        userns_reap_holder();
     return ret;
 }
 
