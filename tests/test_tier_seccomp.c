@@ -33,11 +33,13 @@ TEST(filters_exist_for_every_tier)
             const struct sock_filter *insns = notify ? tier_filters[t].notify_insns : tier_filters[t].insns;
             unsigned len = notify ? tier_filters[t].notify_len : tier_filters[t].len;
             CHECK(insns != NULL);
-            /* more than a stub, within BPF_MAXINSNS */
-            CHECK(len > 100);
-            CHECK(len <= BPF_MAXINSNS);
-            /* libseccomp starts by loading the arch (seccomp_data offset 4)
-             * and ends with return instructions */
+            /* more than a stub, yet the range tree's size (about 100: a
+             * boundary per run of allowed numbers, where libseccomp's
+             * program had a JEQ per syscall, over 400) */
+            CHECK(len > 50);
+            CHECK(len < 200);
+            /* it starts by loading the arch (seccomp_data offset 4) and
+             * ends with return instructions */
             CHECK_EQ_UINT(insns[0].code, BPF_LD | BPF_W | BPF_ABS);
             CHECK_EQ_UINT(insns[0].k, 4);
             CHECK_EQ_UINT(BPF_CLASS(insns[len - 1].code), BPF_RET);
