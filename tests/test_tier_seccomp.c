@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -249,6 +250,88 @@ TEST(tier1_to_3_filters_allow_ip_but_not_raw)
         CHECK_EQ_INT(r[P_INET6_DGRAM], 0);
         /* every refusal went through the listener, and only refusals */
         CHECK_EQ_INT(answered, REFUSED_PROBES);
+    }
+}
+
+/* Each tier's EPERM variant loaded as it is, by the kernel itself, in a
+ * child (tier_seccomp_load takes it at tiers 1-3 only when a listener
+ * cannot be had): the range tree's leaves and edges, its argument blocks. */
+enum edge {
+    E_READ, E_GETPPID, E_MOUNT, E_PAST_LAST, E_NR_MINUS_1, E_CLONE3, E_UNIX, E_UNIX_HIGH_WORD, E_PACKET,
+    E_INET_STREAM, E_INET_RAW, E_CLONE_NEWNET, E_SECCOMP_LISTENER, E_X32, E_COUNT
+};
+
+static void run_edges(const struct tier_filter *f, volatile long *out)
+{
+    struct sock_fprog prog = {.len = f->len, .filter = (struct sock_filter *)f->insns};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+        _exit(3);
+    /* nr 0, the tree's first interval */
+    out[E_READ] = probe_result(syscall(SYS_read, -1, NULL, 0));
+    out[E_GETPPID] = probe_result(syscall(SYS_getppid));
+    out[E_MOUNT] = probe_result(syscall(SYS_mount, "none", "/tmp", "tmpfs", 0, NULL));
+    /* no syscall yet: refused, where the kernel alone says ENOSYS */
+    out[E_PAST_LAST] = probe_result(syscall(1000));
+    /* the one number with bit 30 that is not killed (refused) */
+    out[E_NR_MINUS_1] = probe_result(syscall(-1L));
+    out[E_CLONE3] = probe_result(syscall(SYS_clone3, NULL, 0));
+    long fd = syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    out[E_UNIX] = probe_result(fd);
+    /* AF_UNIX to the kernel (an int), not to the filter (64 bits) */
+    out[E_UNIX_HIGH_WORD] = probe_result(syscall(SYS_socket, AF_UNIX | (1UL << 32), SOCK_STREAM | SOCK_CLOEXEC, 0));
+    out[E_PACKET] = probe_result(syscall(SYS_socket, AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0));
+    out[E_INET_STREAM] = probe_result(syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    out[E_INET_RAW] = probe_result(syscall(SYS_socket, AF_INET, SOCK_RAW | SOCK_CLOEXEC, 1));
+    /* clone with a namespace flag: refused before it forks (were it not,
+     * the child would leave at once) */
+    long child = syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, NULL, NULL, NULL, 0);
+    if (child == 0)
+        _exit(0);
+    if (child > 0)
+        waitpid((pid_t)child, NULL, 0);
+    out[E_CLONE_NEWNET] = probe_result(child);
+    struct sock_filter allow_all = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog own = {.len = 1, .filter = &allow_all};
+    out[E_SECCOMP_LISTENER] =
+        probe_result(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &own));
+    /* x32's getpid (bit 30): the process is killed */
+    pid_t pid = fork();
+    if (pid == 0) {
+        syscall(SYS_getpid | 0x40000000L);
+        _exit(0);
+    }
+    int status = 0;
+    out[E_X32] = pid > 0 && waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    _exit(0);
+}
+
+TEST(every_tier_filter_answers_at_the_range_tree_edges)
+{
+    for (int t = 0; t < 4; t++) {
+        volatile long *r = mmap(NULL, E_COUNT * sizeof(long), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        REQUIRE(r != MAP_FAILED);
+        for (int i = 0; i < E_COUNT; i++)
+            r[i] = 12345;
+        pid_t pid = fork();
+        if (pid == 0)
+            run_edges(&tier_filters[t], r);
+        int status = 0;
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        CHECK_EQ_INT(r[E_READ], -EBADF);
+        CHECK_EQ_INT(r[E_GETPPID], 0);
+        CHECK_EQ_INT(r[E_MOUNT], -EPERM);
+        CHECK_EQ_INT(r[E_PAST_LAST], -EPERM);
+        CHECK_EQ_INT(r[E_NR_MINUS_1], -EPERM);
+        CHECK_EQ_INT(r[E_CLONE3], -ENOSYS);
+        CHECK_EQ_INT(r[E_UNIX], 0);
+        CHECK_EQ_INT(r[E_UNIX_HIGH_WORD], -EPERM);
+        CHECK_EQ_INT(r[E_PACKET], -EPERM);
+        CHECK_EQ_INT(r[E_INET_STREAM], t == 0 ? -EPERM : 0);
+        CHECK_EQ_INT(r[E_INET_RAW], -EPERM);
+        CHECK_EQ_INT(r[E_CLONE_NEWNET], -EPERM);
+        CHECK_EQ_INT(r[E_SECCOMP_LISTENER], -EPERM);
+        CHECK_EQ_INT(r[E_X32], SIGSYS);
+        munmap((void *)r, E_COUNT * sizeof(long));
     }
 }
 
