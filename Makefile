@@ -133,7 +133,8 @@ $(BUILD)/tier-annotations/tier_data.o: override CFLAGS += -DTIER_DEFS_COMPILED
 endif
 
 # The tiers' seccomp filters: compiled to BPF here, from the syscall lists,
-# by a generator linked with libseccomp; the runtime loads them as is.
+# by a generator of its own (a range tree) that proves its programs answer
+# as libseccomp's, which it links; the runtime loads them as is.
 $(BUILD)/gen/tier-seccomp-gen: tier-annotations/seccomp/gen.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lseccomp
