@@ -182,14 +182,16 @@ $(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libagentcage.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libagentcage.a $(LDLIBS)
 
+# the checks that are scripts, run with the unit tests
+UNIT_SCRIPTS := tests/check-layers.sh tests/check-tier-seccomp-gen.sh
 unit: all
 	@$(MAKE) --no-print-directory $(TEST_BINS)
-	@BUILD=$(BUILD) tests/run-unit.sh $(TEST_BINS) tests/check-layers.sh
+	@BUILD=$(BUILD) tests/run-unit.sh $(TEST_BINS) $(UNIT_SCRIPTS)
 
 # The whole suite, as CI runs it.
 test: all
 	@$(MAKE) --no-print-directory $(TEST_BINS)
-	@BUILD=$(BUILD) integration/run-all.sh $(TEST_BINS) tests/check-layers.sh
+	@BUILD=$(BUILD) integration/run-all.sh $(TEST_BINS) $(UNIT_SCRIPTS)
 
 # ASan+UBSan+LeakSanitizer: the unit tests and a few real containers, built
 # into their own dir so they never mix with the normal objects.
