@@ -11,6 +11,7 @@
 #include <linux/close_range.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -70,12 +71,12 @@ int spawn_detached(const char *path, char *const argv[], const int *fds, int n_f
     struct spawn_args a = {.path = path, .argv = argv, .high = high, .n_fds = n_fds};
     /* the child's stack until it execs: ours is suspended meanwhile */
     char stack[16384] __attribute__((aligned(16)));
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, &old);
+    /* by the raw syscall: glibc's wrapper keeps its own two signals open */
+    uint64_t all = ~0ULL, old = 0;
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof(all));
     pid_t child = clone(spawn_child, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
     int clone_errno = errno;
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
     if (child < 0) {
         ac_error(err, clone_errno, "start `%s`", path);
         goto out;

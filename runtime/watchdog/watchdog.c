@@ -588,22 +588,30 @@ static int reaped_status(int32_t *code)
     return r < 0 && r != -ESRCH ? -1 : 0;
 }
 
-/* The init has exited. Reaped already (`run` reaps at once): one marker
- * with its wall time and status. Else the marker with its wall time at
- * once (a delete that finds the init unreaped takes the status from /proc
- * and need not wait for us), then again with its exit status once its
- * parent has reaped it (a bounded wait: a pidfd polled for no event wakes
- * with POLLHUP when the process is reaped; the 10 ms steps only bound it
- * on a kernel that would not wake us). */
+/* The init has exited. Reaped already, or within a millisecond (`run`
+ * reaps at once): one marker with its wall time and status. Else the
+ * marker with its wall time (a delete that finds the init unreaped takes
+ * the status from /proc and need not wait for us), then again with its
+ * exit status once its parent has reaped it (a bounded wait: a pidfd
+ * polled for no event wakes with POLLHUP when the process is reaped; the
+ * 10 ms steps only bound it on a kernel that would not wake us). */
 static void write_exit(int64_t started_ms)
 {
     int64_t wall = now_ms() - started_ms;
     int32_t code = 0;
     int have = reaped_status(&code);
+    struct pollfd reap = {.fd = PIDFD, .events = 0};
+    /* A parent that waits for the init (`run`, an engine's shim) reaps it
+     * within a moment: a millisecond's wait for that makes one marker of
+     * two, and spares the second's rename over the first, which makes
+     * ext4 start writing the new file out (auto_da_alloc). */
+    if (have == 0) {
+        sys(SYS_poll, &reap, 1, 1, 0);
+        have = reaped_status(&code);
+    }
     write_exit_marker(wall, have > 0, code);
     if (have != 0)
         return;
-    struct pollfd reap = {.fd = PIDFD, .events = 0};
     for (int waited = 0; waited < REAP_WAIT_MS; waited += 10) {
         sys(SYS_poll, &reap, 1, 10, 0);
         have = reaped_status(&code);
