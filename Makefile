@@ -78,8 +78,9 @@ EGRESS_OBJ := $(BUILD)/hooks/egress_main.o
 # Every libc symbol bound at load (-z now, with full RELRO): lazy binding
 # resolves each function on its first call in every process the runtime
 # forks (the init, the helpers' children) through a trampoline that saves
-# the whole vector register state, 0.2-0.4 ms of a `run` on this machine's
-# VM (docs/benchmark.md); bound once, the GOT is read-only too.
+# the whole vector register state: 1-2.5% of a `run` on this machine's VM
+# in interleaved A/B (docs/benchmark.md); bound once, the GOT is read-only
+# too.
 AGENTCAGE_LINK := -Wl,-z,now -Wl,-z,relro
 $(AGENTCAGE_BIN): $(CLI_SRCS:%.c=$(BUILD)/%.o) $(EGRESS_OBJ) $(BUILD)/libagentcage.a
 	$(CC) $(CFLAGS) $(LDFLAGS) $(AGENTCAGE_LINK) -pthread -o $@ $^ $(AGENTCAGE_LDLIBS)

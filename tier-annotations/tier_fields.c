@@ -70,10 +70,15 @@ static char *path_string(const struct field_path *path)
 /* The patterns still in play at a path: those on the way to something
  * beneath it. A pattern that matches a path not at all matches nothing
  * beneath it either (its segments already differ, or it is shorter), so
- * each level tries only what the level above left. */
+ * each level tries only what the level above left. The lists live in one
+ * row per depth (rows, stride entries each): a path of depth d writes row
+ * d for its members, which read it at greater depths only, before the
+ * next path of depth d writes it again. */
 struct candidates {
     const size_t *idx;
     size_t n;
+    size_t *rows;
+    size_t stride;
 };
 
 static int check_value(struct tier_ctx *c, yajl_val v, struct field_path *path, struct candidates cand,
@@ -84,8 +89,7 @@ static int check_field(struct tier_ctx *c, yajl_val v, struct field_path *path, 
                        ac_error_t *err)
 {
     int best = 0;
-    cleanup_free size_t *next = xcalloc(cand.n ? cand.n : 1, sizeof(*next));
-    size_t n_next = 0;
+    size_t *next = cand.rows + path->n * cand.stride, n_next = 0;
     for (size_t i = 0; i < cand.n && best < 2; i++) {
         int m = pattern_match(c->defs->accepted_fields.v[cand.idx[i]], path);
         if (m == 1)
@@ -98,7 +102,7 @@ static int check_field(struct tier_ctx *c, yajl_val v, struct field_path *path, 
         return tier_refuse(c, err, "config.json field %s (not one a tier accepts)", name);
     }
     if (best == 1)
-        return check_value(c, v, path, (struct candidates){next, n_next}, err);
+        return check_value(c, v, path, (struct candidates){next, n_next, cand.rows, cand.stride}, err);
     return 0;
 }
 
@@ -131,8 +135,9 @@ int tier_map_fields(struct tier_ctx *c, ac_error_t *err)
 {
     struct field_path path = {.n = 0};
     size_t n = c->defs->accepted_fields.n;
-    cleanup_free size_t *all = xcalloc(n ? n : 1, sizeof(*all));
+    /* row 0: all of them; rows 1 .. MAX_DEPTH - 1 for the paths */
+    cleanup_free size_t *rows = xcalloc(MAX_DEPTH * (n ? n : 1), sizeof(*rows));
     for (size_t i = 0; i < n; i++)
-        all[i] = i;
-    return check_value(c, c->config, &path, (struct candidates){all, n}, err);
+        rows[i] = i;
+    return check_value(c, c->config, &path, (struct candidates){rows, n, rows, n}, err);
 }
