@@ -987,8 +987,31 @@ static bool is_our_proxy(pid_t pid)
     return strcmp(self, exe) == 0 || (s && e && s - self == e - exe && strncmp(self, exe, (size_t)(s - self)) == 0);
 }
 
+/* The proxy's worker, as a pidfd taken while its parent (the writer) is
+ * alive, so the number cannot have gone to another process (checked: the
+ * writer is still its parent); -1 when it has none. */
+static int worker_pidfd(pid_t writer)
+{
+    char path[64], buf[32] = "";
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)writer, (int)writer);
+    cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+    buf[n > 0 ? n : 0] = '\0';
+    long worker = strtol(buf, NULL, 10);
+    if (worker < 2)
+        return -1;
+    int pidfd = pidfd_open((pid_t)worker, 0);
+    if (pidfd >= 0 && process_parent((pid_t)worker) != writer) {
+        close(pidfd);
+        return -1;
+    }
+    return pidfd;
+}
+
 /* poststop: kill the proxy by its pid file, after making sure that pid is
- * still one of ours (is_our_proxy). Its worker follows (PR_SET_PDEATHSIG). */
+ * still one of ours (is_our_proxy), and its worker. The worker would die
+ * with the writer anyway (PR_SET_PDEATHSIG), but a moment later: both are
+ * waited for, so delete returns with no process of the container left. */
 static int stop_proxy(const struct hook_state *st, ac_error_t *err)
 {
     cleanup_free char *path = pid_file_path(st->id);
@@ -1005,12 +1028,16 @@ static int stop_proxy(const struct hook_state *st, ac_error_t *err)
     if (parse_uint64(text, &pid) < 0 || pid < 2 || pid > INT_MAX)
         return ac_error(err, 0, "%s: not a pid", path);
     if (is_our_proxy((pid_t)pid)) {
-        int pidfd = pidfd_open((pid_t)pid, 0);
-        if (pidfd >= 0) {
-            pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
-            struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        int fds[2] = {pidfd_open((pid_t)pid, 0), worker_pidfd((pid_t)pid)};
+        for (int i = 0; i < 2; i++)
+            if (fds[i] >= 0)
+                pidfd_send_signal(fds[i], SIGKILL, NULL, 0);
+        for (int i = 0; i < 2; i++) {
+            if (fds[i] < 0)
+                continue;
+            struct pollfd p = {.fd = fds[i], .events = POLLIN};
             poll(&p, 1, 2000);
-            close(pidfd);
+            close(fds[i]);
         }
         audit_or_warn("egress-proxy-stopped", "=pid", text, NULL);
     }

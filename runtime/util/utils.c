@@ -158,6 +158,15 @@ unsigned long long process_start_time(pid_t pid)
     return p ? strtoull(p, NULL, 10) : 0;
 }
 
+pid_t process_parent(pid_t pid)
+{
+    char buf[1024];
+    const char *p = proc_stat_fields(pid, buf, sizeof(buf));
+    if (p == NULL || (p = proc_stat_field(p, 4)) == NULL)
+        return -1;
+    return (pid_t)strtol(p, NULL, 10);
+}
+
 int zombie_exit_status(pid_t pid, unsigned long long start_time)
 {
     char buf[1024];

@@ -79,6 +79,8 @@ char *rfc3339_now(void);
 
 /* Process start time (field 22 of /proc/PID/stat) or 0 if no such process. */
 unsigned long long process_start_time(pid_t pid);
+/* The parent's pid (field 4 of /proc/PID/stat), -1 if no such process. */
+pid_t process_parent(pid_t pid);
 /* The exit status (wait(2)'s form) of pid when it has exited and its parent
  * has not reaped it yet and it is the process that started at start_time
  * (/proc/PID/stat's exit_code); -1 otherwise. */
