@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,6 +63,32 @@ TEST(rfc3339_format_shape)
     rfc3339_format(buf);
     REQUIRE(strlen(buf) == 30);
     CHECK(buf[4] == '-' && buf[10] == 'T' && buf[19] == '.' && buf[29] == 'Z');
+}
+
+/* /proc/PID/stat's ppid, past a comm that holds spaces and ')' */
+TEST(process_parent_from_proc_stat)
+{
+    CHECK_EQ_INT(process_parent(getpid()), getppid());
+    int ready[2];
+    CHECK(pipe(ready) == 0);
+    pid_t child = fork();
+    if (child == 0) {
+        prctl(PR_SET_NAME, "a) b (c", 0, 0, 0);
+        if (write(ready[1], "x", 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    CHECK(child > 0);
+    char b;
+    CHECK(read(ready[0], &b, 1) == 1);
+    close(ready[0]);
+    close(ready[1]);
+    CHECK_EQ_INT(process_parent(child), getpid());
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    /* gone (or its number already another's, never ours) */
+    CHECK(process_parent(child) != getpid());
 }
 
 TEST(mkdir_p_leaf_first)
