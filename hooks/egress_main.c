@@ -56,7 +56,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <ifaddrs.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <sys/inotify.h>
@@ -373,29 +372,67 @@ static void put_be(unsigned char *p, uint64_t v, size_t n)
         p[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
 }
 
+/* The host's own addresses, every interface's, into m (17 bytes each: the
+ * family, 4 or 6, and the address) from len up to max; the new length. One
+ * RTM_GETADDR dump: getifaddrs dumps every link first, which cost the
+ * proxy's start more than the addresses did (issue 20). An address's
+ * IFA_LOCAL when it has one (on a point-to-point link IFA_ADDRESS is the
+ * peer's), else its IFA_ADDRESS: what getifaddrs reports as ifa_addr. */
+static size_t read_host_addresses(unsigned char *m, size_t len, size_t max)
+{
+    cleanup_close int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    struct {
+        struct nlmsghdr h;
+        struct ifaddrmsg a;
+    } req = {.h = {.nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETADDR, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+                   .nlmsg_seq = 1},
+             .a = {.ifa_family = AF_UNSPEC}};
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    if (fd < 0 || sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+        return len;
+    static char buf[32768] __attribute__((aligned(NLMSG_ALIGNTO)));
+    for (;;) {
+        ssize_t n = recv(fd, buf, sizeof(buf), 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return len;
+        int left = (int)n;
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
+                return len;
+            if (h->nlmsg_type != RTM_NEWADDR || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifaddrmsg)))
+                continue;
+            struct ifaddrmsg *a = NLMSG_DATA(h);
+            size_t alen = a->ifa_family == AF_INET ? 4 : a->ifa_family == AF_INET6 ? 16 : 0;
+            const void *local = NULL, *address = NULL;
+            int rlen = (int)IFA_PAYLOAD(h);
+            for (struct rtattr *r = IFA_RTA(a); RTA_OK(r, rlen); r = RTA_NEXT(r, rlen)) {
+                if (RTA_PAYLOAD(r) < alen)
+                    continue;
+                if (r->rta_type == IFA_LOCAL)
+                    local = RTA_DATA(r);
+                else if (r->rta_type == IFA_ADDRESS)
+                    address = RTA_DATA(r);
+            }
+            const void *addr = local ? local : address;
+            if (alen == 0 || !addr || len + 17 > max)
+                continue;
+            memset(m + len, 0, 17);
+            m[len] = alen == 16 ? 6 : 4;
+            memcpy(m + len + 1, addr, alen);
+            len += 17;
+        }
+    }
+}
+
 /* The host's own addresses (every interface's, read now) to the worker:
  * a name must not lead to one of them. */
 static void send_host_addresses(int control_fd)
 {
     static unsigned char m[EGRESS_CONTROL_MAX];
-    size_t len = 1;
     m[0] = 'H';
-    struct ifaddrs *ifs = NULL;
-    if (getifaddrs(&ifs) == 0) {
-        for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
-            if (!i->ifa_addr || (i->ifa_addr->sa_family != AF_INET && i->ifa_addr->sa_family != AF_INET6) ||
-                len + 17 > sizeof(m))
-                continue;
-            memset(m + len, 0, 17);
-            m[len] = i->ifa_addr->sa_family == AF_INET6 ? 6 : 4;
-            if (i->ifa_addr->sa_family == AF_INET)
-                memcpy(m + len + 1, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, 4);
-            else
-                memcpy(m + len + 1, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr, 16);
-            len += 17;
-        }
-        freeifaddrs(ifs);
-    }
+    size_t len = read_host_addresses(m, 1, sizeof(m));
     if (send(control_fd, m, len, MSG_NOSIGNAL) < 0) {
         /* the worker is gone: the loop sees it */
     }
