@@ -261,6 +261,10 @@ int spec_parse(const char *json, size_t len, const char *what, struct oci_spec *
 typedef struct yajl_val_s *yajl_val;
 int spec_parse_json_tree(const char *json, size_t len, const char *what, yajl_val *out, ac_error_t *err);
 int spec_parse_tree(yajl_val tree, const char *what, struct oci_spec **out, ac_error_t *err);
+/* yajl_tree_parse's tree of the len bytes at text (no NUL needed), built
+ * without its per-member reallocs (spec/json_tree.c); NULL with yajl's
+ * message in errbuf when it does not parse. Free with yajl_tree_free. */
+yajl_val json_tree_parse(const char *text, size_t len, char *errbuf, size_t errlen);
 /* Read and parse BUNDLE/config.json (or an explicit path). */
 int spec_load(const char *path, struct oci_spec **out, ac_error_t *err);
 /* Parse a runtime-spec "process" object alone (exec --process FILE); the

@@ -1195,13 +1195,8 @@ int spec_parse_json_tree(const char *json, size_t len, const char *what, yajl_va
     if (json_too_deep(json, len))
         return ac_error(err, 0, "%s: not valid JSON: nested deeper than %d levels", what, SPEC_MAX_DEPTH);
 
-    /* yajl_tree_parse wants a NUL-terminated string; json may not be. */
-    cleanup_free char *text = xmalloc(len + 1);
-    memcpy(text, json, len);
-    text[len] = '\0';
-
     char errbuf[1024] = "";
-    __attribute__((cleanup(yajl_tree_freep))) yajl_val tree = yajl_tree_parse(text, errbuf, sizeof(errbuf));
+    __attribute__((cleanup(yajl_tree_freep))) yajl_val tree = json_tree_parse(json, len, errbuf, sizeof(errbuf));
     if (tree == NULL) {
         /* yajl's message is several lines (message, excerpt, arrow); keep the first. */
         errbuf[strcspn(errbuf, "\n")] = '\0';
