@@ -377,8 +377,10 @@ static void put_be(unsigned char *p, uint64_t v, size_t n)
  * RTM_GETADDR dump: getifaddrs dumps every link first, which cost the
  * proxy's start more than the addresses did (issue 20). An address's
  * IFA_LOCAL when it has one (on a point-to-point link IFA_ADDRESS is the
- * peer's), else its IFA_ADDRESS: what getifaddrs reports as ifa_addr. */
-static size_t read_host_addresses(unsigned char *m, size_t len, size_t max)
+ * peer's), else its IFA_ADDRESS: what getifaddrs reports as ifa_addr.
+ * -1 (errno set) when the dump could not be read to its end: a partial
+ * list would let a name lead to an address it lacks. */
+static ssize_t read_host_addresses(unsigned char *m, size_t len, size_t max)
 {
     cleanup_close int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
     struct {
@@ -389,18 +391,25 @@ static size_t read_host_addresses(unsigned char *m, size_t len, size_t max)
              .a = {.ifa_family = AF_UNSPEC}};
     struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
     if (fd < 0 || sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
-        return len;
+        return -1;
     static char buf[32768] __attribute__((aligned(NLMSG_ALIGNTO)));
     for (;;) {
         ssize_t n = recv(fd, buf, sizeof(buf), 0);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
-            return len;
+        if (n <= 0) {
+            errno = n == 0 ? EPIPE : errno;
+            return -1;
+        }
         int left = (int)n;
         for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
-            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
-                return len;
+            if (h->nlmsg_type == NLMSG_DONE)
+                return (ssize_t)len;
+            if (h->nlmsg_type == NLMSG_ERROR) {
+                const struct nlmsgerr *e = NLMSG_DATA(h);
+                errno = h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error < 0 ? -e->error : EIO;
+                return -1;
+            }
             if (h->nlmsg_type != RTM_NEWADDR || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct ifaddrmsg)))
                 continue;
             struct ifaddrmsg *a = NLMSG_DATA(h);
@@ -427,15 +436,20 @@ static size_t read_host_addresses(unsigned char *m, size_t len, size_t max)
 }
 
 /* The host's own addresses (every interface's, read now) to the worker:
- * a name must not lead to one of them. */
-static void send_host_addresses(int control_fd)
+ * a name must not lead to one of them. -1 when they could not be read:
+ * nothing is sent, so the worker keeps the list it has (at the start it
+ * has none and serves nothing: the proxy's start fails). */
+static int send_host_addresses(int control_fd)
 {
     static unsigned char m[EGRESS_CONTROL_MAX];
     m[0] = 'H';
-    size_t len = read_host_addresses(m, 1, sizeof(m));
-    if (send(control_fd, m, len, MSG_NOSIGNAL) < 0) {
+    ssize_t len = read_host_addresses(m, 1, sizeof(m));
+    if (len < 0)
+        return -1;
+    if (send(control_fd, m, (size_t)len, MSG_NOSIGNAL) < 0) {
         /* the worker is gone: the loop sees it */
     }
+    return 0;
 }
 
 static void send_answer(int control_fd, char answer, unsigned ask)
@@ -584,7 +598,8 @@ static void __attribute__((noreturn, hot, noinline)) run_writer(int record_fd, i
         }
         if (p[3].revents & POLLIN) {
             drain(netlink);
-            send_host_addresses(control_fd);
+            /* a failed read keeps the list the worker has; the next change retries */
+            (void)send_host_addresses(control_fd);
         }
         if (p[4].revents & POLLIN) {
             drain(answers);
@@ -687,7 +702,8 @@ static int start_worker(int listen_fd, int ready, int *record_fd, int *control_f
         return ac_error(err, errno, "pidfd_open of the worker");
     }
     /* before it serves: the host's addresses, which it waits for */
-    send_host_addresses(*control_fd);
+    if (send_host_addresses(*control_fd) < 0)
+        return ac_error(err, errno, "egress proxy: read the host's addresses (an RTM_GETADDR dump)");
     /* the writer's own drop: what it writes is all it may touch */
     cleanup_free char *log_copy = xstrdup(conf.audit_log ? conf.audit_log : AUDIT_DEFAULT_LOG);
     cleanup_free char *asks = egress_conf.ask ? approval_egress_dir(conf.approvals_dir) : NULL;

@@ -36,8 +36,7 @@ struct builder {
 
 static yajl_val node_new(yajl_type type)
 {
-    yajl_val v = xmalloc(sizeof(*v));
-    memset(v, 0, sizeof(*v));
+    yajl_val v = xcalloc(1, sizeof(*v));
     v->type = type;
     return v;
 }
