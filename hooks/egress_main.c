@@ -56,8 +56,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
 
@@ -372,14 +370,31 @@ static void put_be(unsigned char *p, uint64_t v, size_t n)
         p[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
 }
 
-/* The host's own addresses, every interface's, into m (17 bytes each: the
- * family, 4 or 6, and the address) from len up to max; the new length. One
+/* Is the address one the worker refuses whatever the host holds (loopback,
+ * private, link-local, ...)? Such an address need not be in the host's
+ * list, which then holds the few public ones however many special ones the
+ * host has: containers' bridges, a cluster's pod addresses. */
+static bool refused_anyway(int family, const void *addr)
+{
+    struct sockaddr_in in = {.sin_family = AF_INET};
+    struct sockaddr_in6 in6 = {.sin6_family = AF_INET6};
+    if (family == AF_INET)
+        memcpy(&in.sin_addr, addr, 4);
+    else
+        memcpy(&in6.sin6_addr, addr, 16);
+    return egress_address_refusal(family == AF_INET ? (struct sockaddr *)&in : (struct sockaddr *)&in6) != NULL;
+}
+
+/* The host's own addresses, every interface's but those refused anyway,
+ * into m (17 bytes each: the family, 4 or 6, and the address) from len up
+ * to max; the new length. One
  * RTM_GETADDR dump: getifaddrs dumps every link first, which cost the
  * proxy's start more than the addresses did (issue 20). An address's
  * IFA_LOCAL when it has one (on a point-to-point link IFA_ADDRESS is the
  * peer's), else its IFA_ADDRESS: what getifaddrs reports as ifa_addr.
- * -1 (errno set) when the dump could not be read to its end: a partial
- * list would let a name lead to an address it lacks. */
+ * -1 (errno set) when the dump could not be read to its end, or its
+ * addresses do not fit (E2BIG): a partial list would let a name lead to an
+ * address it lacks. */
 static ssize_t read_host_addresses(unsigned char *m, size_t len, size_t max)
 {
     cleanup_close int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
@@ -425,8 +440,12 @@ static ssize_t read_host_addresses(unsigned char *m, size_t len, size_t max)
                     address = RTA_DATA(r);
             }
             const void *addr = local ? local : address;
-            if (alen == 0 || !addr || len + 17 > max)
+            if (alen == 0 || !addr || refused_anyway(a->ifa_family, addr))
                 continue;
+            if (len + 17 > max) {
+                errno = E2BIG;
+                return -1;
+            }
             memset(m + len, 0, 17);
             m[len] = alen == 16 ? 6 : 4;
             memcpy(m + len + 1, addr, alen);
@@ -702,8 +721,13 @@ static int start_worker(int listen_fd, int ready, int *record_fd, int *control_f
         return ac_error(err, errno, "pidfd_open of the worker");
     }
     /* before it serves: the host's addresses, which it waits for */
-    if (send_host_addresses(*control_fd) < 0)
+    if (send_host_addresses(*control_fd) < 0) {
+        if (errno == E2BIG)
+            return ac_error(err, 0, "egress proxy: the host has more than %d addresses outside the special-purpose "
+                            "ranges, the most its list of the host's own addresses holds",
+                            EGRESS_HOST_ADDRESSES_MAX);
         return ac_error(err, errno, "egress proxy: read the host's addresses (an RTM_GETADDR dump)");
+    }
     /* the writer's own drop: what it writes is all it may touch */
     cleanup_free char *log_copy = xstrdup(conf.audit_log ? conf.audit_log : AUDIT_DEFAULT_LOG);
     cleanup_free char *asks = egress_conf.ask ? approval_egress_dir(conf.approvals_dir) : NULL;

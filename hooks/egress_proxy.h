@@ -8,9 +8,9 @@
  * writer as records (egress_record_encode) on WORKER_RECORD_FD, each
  * acknowledged by one byte once it is in the audit log. The writer sends
  * it, on WORKER_CONTROL_FD, SOCK_SEQPACKET:
- *   'H' then (family byte, 16 address bytes) * n: the host's own addresses,
- *       the whole list, at start (before the worker serves) and whenever
- *       they change;
+ *   'H' then (family byte, 16 address bytes) * n: the host's own addresses
+ *       that the special-range rule would let through, the whole list, at
+ *       start (before the worker serves) and whenever they change;
  *   'Y', 'N' or 'T' then a 4-byte ask number: the operator allowed the held
  *       request, refused it, or did not answer in time;
  *   'G' then 8 bytes of expiry (unix seconds), 2 of port (0: 80 and 443),
@@ -31,7 +31,10 @@
 #define WORKER_CONTROL_FD 5
 
 #define EGRESS_MAX_CONNECTIONS 64
-#define EGRESS_CONTROL_MAX (1 + EGRESS_CIDRS_MAX * 17)
+/* The most host addresses the writer sends (those egress_address_refusal
+ * would not refuse anyway); a host with more fails the proxy's start. */
+#define EGRESS_HOST_ADDRESSES_MAX 4096
+#define EGRESS_CONTROL_MAX (1 + EGRESS_HOST_ADDRESSES_MAX * 17)
 
 struct egress_test_name {
     char *name;

@@ -225,7 +225,7 @@ static uint64_t get_be(const unsigned char *p, size_t n)
 static void control_message(const unsigned char *m, size_t len)
 {
     pthread_mutex_lock(&state_lock);
-    if (m[0] == 'H' && (len - 1) % 17 == 0 && (len - 1) / 17 <= EGRESS_CIDRS_MAX) {
+    if (m[0] == 'H' && (len - 1) % 17 == 0 && (len - 1) / 17 <= EGRESS_HOST_ADDRESSES_MAX) {
         size_t n = (len - 1) / 17;
         host_addresses.v = xrealloc(host_addresses.v, (n ? n : 1) * sizeof(struct egress_cidr));
         host_addresses.n = n;
@@ -256,7 +256,7 @@ static void control_message(const unsigned char *m, size_t len)
 
 static void read_control(void)
 {
-    unsigned char m[EGRESS_CONTROL_MAX];
+    static unsigned char m[EGRESS_CONTROL_MAX]; /* 70 KB: off the stack; one reader */
     ssize_t n = recv(WORKER_CONTROL_FD, m, sizeof(m), MSG_DONTWAIT);
     if (n > 0)
         control_message(m, (size_t)n);

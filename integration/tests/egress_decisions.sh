@@ -209,6 +209,56 @@ test_egress_addresses_a_name_must_not_lead_to() {
     eh_netns_del
 }
 
+test_egress_a_host_with_many_addresses() {
+    # A host with hundreds of addresses (bridges, a cluster's pods): the
+    # proxy's list of the host's own addresses must still hold every one
+    # the special-range rule would not refuse anyway. Before, the list
+    # ended at 256 addresses and a public address after them was reached.
+    eh_netns
+    eh_upstreams
+    local i cmds="$T/addrs"
+    : > "$cmds"
+    for ((i = 0; i < 300; i++)); do echo "addr add 10.77.$((i / 250)).$((i % 250 + 1))/32 dev lo"; done >> "$cmds"
+    for ((i = 0; i < 40; i++)); do echo "addr add 8.8.9.$((i + 1))/32 dev lo"; done >> "$cmds"
+    "${EH_NS[@]}" ip -batch "$cmds" || fail "ip -batch: the addresses"
+    own_upstreams 8.8.9.40
+    echo "8.8.9.40 last.test" > "$T/hosts"
+    EH_HOOK_ARGS="--hosts $T/hosts"
+    # the operator's exception shows the server is there to be reached
+    EH_ALLOW_CIDR="8.8.9.40/32"
+    eh_hooks_dir
+    local id; id="$(new_id)"
+    eh_start "$id" "last.test:$OWN_PORT"
+    ein "$id" /xbin/egress-client req "$(get "last.test:$OWN_PORT" /)"
+    assert_eq "$OUT" "HTTP/1.1 200 OK" "the host's 342nd address, allowed by the operator"
+    eh_stop "$id"
+    EH_ALLOW_CIDR=""
+    eh_hooks_dir
+    id="$(new_id)"
+    eh_start "$id" "last.test:$OWN_PORT"
+    local before; before="$(wc -l < "$T/own.vhost" 2>/dev/null || echo 0)"
+    ein "$id" /xbin/egress-client req "$(get "last.test:$OWN_PORT" /)"
+    assert_eq "$OUT" "HTTP/1.1 403 Forbidden" "the host's 342nd address"
+    eh_audit_has "\"host\":\"last.test\",\"port\":$OWN_PORT,\"reason\":\"address 8.8.9.40 refused: one of the host's own addresses\""
+    assert_eq "$(wc -l < "$T/own.vhost" 2>/dev/null || echo 0)" "$before" "requests at the host's own server"
+    eh_stop "$id"
+    kill "$OWN_PID"; wait "$OWN_PID" 2>/dev/null
+    # more public addresses than the list holds: no proxy, so no container
+    : > "$cmds"
+    for ((i = 0; i < 4100; i++)); do echo "addr add 9.$((i / 250 + 1)).$((i % 250 + 1)).1/32 dev lo"; done >> "$cmds"
+    "${EH_NS[@]}" ip -batch "$cmds" || fail "ip -batch: 4100 addresses"
+    id="$(new_id)"
+    make_bundle "$id" /bin/sleep 600
+    cfg --arg allow "last.test:$OWN_PORT" '.annotations = {"io.agentcage.tier": "2", "io.agentcage.egress": $allow}'
+    ert create --bundle "$BUNDLE" "$id" > "$T/$id.out" 2> "$T/$id.err" < /dev/null &&
+        fail "create with 4140 public host addresses succeeded"
+    grep -q "egress proxy: the host has more than 4096 addresses outside the special-purpose ranges" "$T/$id.err" ||
+        fail "create's error: $(cat "$T/$id.err")"
+    [ -e "$ROOT/$id" ] && fail "a failed create left $ROOT/$id"
+    eh_stop_upstreams
+    eh_netns_del
+}
+
 test_egress_wildcards_one_label_deep() {
     eh_upstreams
     printf '127.0.0.1 a.wild.test\n127.0.0.1 a.b.wild.test\n127.0.0.1 x.y.z.wild.test\n' > "$T/hosts"
