@@ -995,6 +995,12 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     size_t n_secrets = 0;
     struct container_state st = {0};
     struct hook_early early = HOOK_EARLY_NONE;
+    /* The container's new network namespace, made meanwhile on a thread
+     * (namespaces.h); the thread is done before step 3b. */
+    struct netns_ahead netns_ahead = {.fd = -1, .own = -1};
+    if (plan.new_netns && net_join >= 0 && plan.join_fds[net_join] < 0 && !plan.new_userns && plan.join_fds[0] < 0 &&
+        !g->is_rootless && !c.gvisor)
+        netns_ahead_start(&netns_ahead);
 
     /* 2. The state directory: its creation claims the id. */
     if (mkdir_p(g->root, 0711, err) < 0)
@@ -1138,6 +1144,10 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         goto record;
     }
 
+    /* The runtime is single-threaded again from here on: the user
+     * namespace's holder and what forks run on one thread. */
+    bool netns_made = netns_ahead_take(&netns_ahead);
+
     /* 3b. A tier's user namespace (rootless containers bring their own). */
     if (tier != TIER_NONE && !g->is_rootless && tier_user_namespace(&c, spec, &plan, &late_userns_fd, err) < 0) {
         audit_refusal(g, id, err);
@@ -1236,7 +1246,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
         .fifo_fd = fifo_fd,
         .console_fd = console_fd,
         .new_userns = plan.new_userns,
-        .new_netns = plan.new_netns,
+        .new_netns = plan.new_netns && !netns_made, /* (one made ahead has lo up) */
         .own_utsns = plan.own_utsns,
         .new_cgroupns = plan.new_cgroupns,
         .no_pivot = o->no_pivot,
@@ -1259,7 +1269,9 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     bool into_cgroup;
     ic.cgroup_join = &join;
     bool child_joins = join.n > 0, has_v2 = join.v2_fd >= 0;
-    c.child = clone_child(plan.clone_flags, plan.new_userns ? -1 : join.v2_fd, &into_cgroup);
+    c.child = netns_made ? netns_ahead_clone(&netns_ahead, plan.clone_flags, plan.new_userns ? -1 : join.v2_fd,
+                                             &into_cgroup, &ic.new_netns)
+                         : clone_child(plan.clone_flags, plan.new_userns ? -1 : join.v2_fd, &into_cgroup);
     if (c.child < 0) {
         c.child = 0;
         ac_error(err, errno, "clone the container process");
@@ -1270,6 +1282,7 @@ int container_create(const struct global_opts *g, const char *id, const struct c
          * waits for start */
         close(lock_fd);
         close(sync_fds[0]);
+        netns_ahead_close(&netns_ahead); /* the host's namespace among them */
         init_main(&ic);
     }
     close(sync_fds[1]);
@@ -1389,6 +1402,7 @@ record:
     c.child = 0;
     ret = 0;
 out:
+    netns_ahead_close(&netns_ahead);
     userns_reap_holder(); /* the tier's (dead long since: the init was set up meanwhile) */
     hooks_early_abandon(&early);
     if (ret < 0)

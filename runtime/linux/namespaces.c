@@ -8,6 +8,7 @@
 #include <linux/close_range.h>
 #include <linux/ioprio.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -68,6 +69,66 @@ int loopback_up(ac_error_t *err)
     if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
         return ac_error(err, errno, "network: bring lo up");
     return 0;
+}
+
+static void *netns_ahead_thread(void *arg)
+{
+    struct netns_ahead *a = arg;
+    ac_error_t err = NULL;
+    /* what fails here fails again in the init, which reports it */
+    a->own = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (a->own >= 0 && unshare(CLONE_NEWNET) == 0 && loopback_up(&err) == 0)
+        a->fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    ac_error_free(&err);
+    return NULL;
+}
+
+void netns_ahead_start(struct netns_ahead *a)
+{
+    a->fd = a->own = -1;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
+    a->started = pthread_create(&a->thread, &attr, netns_ahead_thread, a) == 0;
+    pthread_attr_destroy(&attr);
+}
+
+bool netns_ahead_take(struct netns_ahead *a)
+{
+    if (a->started) {
+        pthread_join(a->thread, NULL);
+        a->started = false;
+    }
+    return a->fd >= 0 && a->own >= 0;
+}
+
+pid_t netns_ahead_clone(struct netns_ahead *a, unsigned long flags, int cgroup_fd, bool *into_cgroup, bool *lo_down)
+{
+    if (setns(a->fd, CLONE_NEWNET) < 0) {
+        *lo_down = true; /* the clone's own namespace, as without one made ahead */
+        return clone_child(flags, cgroup_fd, into_cgroup);
+    }
+    pid_t pid = clone_child(flags & ~(unsigned long)CLONE_NEWNET, cgroup_fd, into_cgroup);
+    if (pid == 0)
+        return 0;
+    int e = errno;
+    if (setns(a->own, CLONE_NEWNET) < 0) {
+        /* the runtime would go on in the container's namespace: never */
+        fprintf(stderr, "agentcage: back to the runtime's network namespace: %s\n", strerror(errno));
+        abort();
+    }
+    errno = e;
+    return pid;
+}
+
+void netns_ahead_close(struct netns_ahead *a)
+{
+    netns_ahead_take(a);
+    if (a->fd >= 0)
+        close(a->fd);
+    if (a->own >= 0)
+        close(a->own);
+    a->fd = a->own = -1;
 }
 
 /* Is fd a namespace file (nsfs), not whatever a path was swapped for? */

@@ -2,6 +2,7 @@
 #ifndef AGENTCAGE_LINUX_NAMESPACES_H
 #define AGENTCAGE_LINUX_NAMESPACES_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -39,6 +40,34 @@ int loopback_up(ac_error_t *err);
  * when path does not exist: a new namespace with only lo, up. The caller
  * serialises makers (a lock); *fd is O_RDONLY|O_CLOEXEC. */
 int netns_pinned_open(const char *path, int *fd, ac_error_t *err);
+
+/* A container's new network namespace, made on a thread of the runtime
+ * while the runtime goes on with its state directory and cgroup (issue
+ * 20): the kernel's work for one (the loopback device, its sysctl tables,
+ * IPv6's addrconf) is 0.7-0.9 ms here, about as long as those steps, and on
+ * a second CPU the two overlap. unshare(2) on a thread moves that thread
+ * alone; lo is brought up there. The clone then happens in it (the runtime
+ * enters it for the clone alone, netns_ahead_clone), so the init is born
+ * in its network namespace as it would be with CLONE_NEWNET, which an early
+ * hook that enters /proc/PID/ns/net relies on. Only where the clone would
+ * have made it in the runtime's own user namespace, which owns it either
+ * way. */
+struct netns_ahead {
+    pthread_t thread;
+    bool started;
+    int fd;  /* the new namespace; -1: none made (the clone makes it) */
+    int own; /* the runtime's */
+};
+void netns_ahead_start(struct netns_ahead *a);
+/* Wait for the thread (the runtime is single-threaded again after): has it
+ * made the namespace? */
+bool netns_ahead_take(struct netns_ahead *a);
+/* clone_child in the namespace made ahead (flags without CLONE_NEWNET),
+ * back in the runtime's own after; where it cannot be entered, with the
+ * flags as they are, and *lo_down set before the clone (the child's copy
+ * of it too: the init brings lo up then). */
+pid_t netns_ahead_clone(struct netns_ahead *a, unsigned long flags, int cgroup_fd, bool *into_cgroup, bool *lo_down);
+void netns_ahead_close(struct netns_ahead *a);
 
 /* config.json's namespaces sorted into clone flags and fds to join. */
 struct ns_plan {
