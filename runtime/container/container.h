@@ -128,6 +128,13 @@ int container_start_running(const struct global_opts *g, const char *id, ac_erro
  * res->start_fd (closed here), not through an exec fifo; st is
  * res->state, which it updates (the state file is not read again). */
 int container_start_here(const struct global_opts *g, struct container_state *st, int start_fd, ac_error_t *err);
+/* A tier's watchdog for the init `run` creates, started while the init
+ * sets itself up (st->pid and pid_start_time set): its wall-clock limit
+ * and the init's listener wait for container_start_here's go. */
+int container_watchdog_ahead(const struct global_opts *g, struct container_state *st, ac_error_t *err);
+/* msg (and fd when >= 0, SCM_RIGHTS) to the container's watchdog on its
+ * socket in the state dir, and its byte back: 0, or -1 (errno). */
+int watchdog_hand_over(const struct global_opts *g, const char *id, int fd, const char *msg);
 int container_delete(const struct global_opts *g, const char *id, bool force, ac_error_t *err);
 /* delete --force of the container `run` created and started, whose state
  * it holds (st, as start left it): the state file is not read again. */

@@ -49,6 +49,7 @@ struct create_ctx {
     bool cgroup_made;  /* the container has a cgroup */
     bool cgroup_ours;  /* this create made it: the rollback removes it */
     pid_t child;
+    pid_t watchdog; /* `run`'s, started during create (our child) */
     int userns_slice; /* the tier's claim on a slice of host ids, -1: none */
     uid_t root_uid;   /* the container's root as the host knows it */
     gid_t root_gid;
@@ -61,6 +62,12 @@ struct create_ctx {
 
 static void rollback(struct create_ctx *c)
 {
+    /* the watchdog first, and reaped: it writes into the state dir as the
+     * init dies */
+    if (c->watchdog > 0) {
+        kill(c->watchdog, SIGKILL);
+        waitpid(c->watchdog, NULL, 0);
+    }
     if (c->child > 0) {
         kill(c->child, SIGKILL);
         waitpid(c->child, NULL, 0);
@@ -697,6 +704,17 @@ static int tier_user_namespace(struct create_ctx *c, struct oci_spec *spec, stru
         return ac_error_wrap(err, "tier: the container's user namespace");
     idmap_bind_mounts(spec, root_uid, root_gid, NULL);
     userns_give_stdio(root_uid, root_gid);
+    return 0;
+}
+
+/* `run`'s watchdog, started during create (container_watchdog_ahead). */
+static int watchdog_ahead(const struct global_opts *g, struct create_ctx *c, struct container_state *st,
+                          ac_error_t *err)
+{
+    st->pid_start_time = process_start_time(c->child);
+    if (container_watchdog_ahead(g, st, err) < 0)
+        return -1;
+    c->watchdog = st->watchdog_pid;
     return 0;
 }
 
@@ -1344,6 +1362,14 @@ int container_create(const struct global_opts *g, const char *id, const struct c
             goto out;
         }
     }
+    /* `run` at a tier: the watchdog starts during create, on the other CPU
+     * while the init sets itself up, and gets its go from start (not for
+     * gVisor, whose create took another path). Not where the egress proxy
+     * starts early (tiers 2-3): it has that CPU, and in A/B the watchdog
+     * then cost as much as it saved (docs/benchmark.md). */
+    if (o->start_here && tier != TIER_NONE && !hooks_may_start_early(tier, &plan, spec) &&
+        watchdog_ahead(g, &c, &st, err) < 0)
+        goto out;
     if (start_hooks_early(tier, &plan, spec, &st, &early, err) < 0 ||
         supervise_setup(&c, sync_fds[0], spec, &st, &early, err) < 0 ||
         hooks_finish_early(HOOK_CREATE_RUNTIME, &early, err) < 0)

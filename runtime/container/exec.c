@@ -217,17 +217,9 @@ static int watchdog_take_listener(const struct global_opts *g, const char *id, p
     cleanup_close int fd = recv_fd(sync_fd);
     if (fd < 0)
         return ac_error(err, errno, "exec: receive the process's seccomp listener");
-    cleanup_free char *dir = state_dir_path(g, id);
-    cleanup_close int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dirfd, WATCHDOG_SOCKET);
-    cleanup_close int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct timeval tv = {.tv_sec = 5};
-    char ack = 0, name[16];
+    char name[16];
     snprintf(name, sizeof(name), "n%d", (int)child);
-    if (dirfd < 0 || sock < 0 || setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-        connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0 || send_fd(sock, fd, name) < 0 ||
-        read(sock, &ack, 1) != 1 || ack != 'A')
+    if (watchdog_hand_over(g, id, fd, name) < 0)
         return ac_error(err, errno, "exec: the container's watchdog does not take the process's seccomp listener");
     return sync_send(sync_fd, SYNC_SECCOMP_DONE, NULL, 0) < 0 ? ac_error(err, errno, "exec: sync") : 0;
 }

@@ -218,7 +218,11 @@ static int landlock_audit_fd(const struct global_opts *g, const struct container
     return fd;
 }
 
-static int watchdog_spawn(const struct global_opts *g, struct container_state *st, ac_error_t *err)
+/* await_start: `run`'s, started while the init sets itself up; its
+ * wall-clock limit and the init's listener come with the go at start
+ * (watchdog_go). */
+static int watchdog_spawn(const struct global_opts *g, struct container_state *st, bool await_start,
+                          ac_error_t *err)
 {
     cleanup_free char *path = helper_path(g->tier.helpers_dir, "agentcage-watchdog");
     cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
@@ -229,7 +233,7 @@ static int watchdog_spawn(const struct global_opts *g, struct container_state *s
     cleanup_close int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0)
         return ac_error(err, errno, "tier %d: watchdog: open `%s`", st->tier, dir);
-    cleanup_close int listener = take_init_listener(pidfd, st, err);
+    cleanup_close int listener = await_start ? -1 : take_init_listener(pidfd, st, err);
     if (listener < 0 && *err)
         return -1;
     cleanup_close int sock = exec_socket_listen(dirfd, err);
@@ -242,12 +246,53 @@ static int watchdog_spawn(const struct global_opts *g, struct container_state *s
     int fds[7] = {pidfd, dirfd, message, denials, listener, sock, audit};
     char ms[24];
     snprintf(ms, sizeof(ms), "%lld", st->timeout_ms);
-    char *const argv[] = {path, ms, st->id, NULL};
+    char *const argv[] = {path, ms, st->id, await_start ? "await-start" : NULL, NULL};
     pid_t wd = -1;
     if (spawn_detached(path, argv, fds, 7, &wd, err) < 0)
         return ac_error_wrap(err, "tier %d: watchdog", st->tier);
     st->watchdog_pid = wd;
     st->watchdog_start = process_start_time(wd); /* 0 if it is gone already: nothing to stop */
+    st->watchdog_awaits = await_start;
+    return 0;
+}
+
+int container_watchdog_ahead(const struct global_opts *g, struct container_state *st, ac_error_t *err)
+{
+    return watchdog_spawn(g, st, true, err);
+}
+
+int watchdog_hand_over(const struct global_opts *g, const char *id, int fd, const char *msg)
+{
+    cleanup_free char *dir = state_dir_path(g, id);
+    cleanup_close int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dirfd, WATCHDOG_SOCKET);
+    cleanup_close int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct timeval tv = {.tv_sec = 5};
+    char ack = 0;
+    size_t len = strlen(msg);
+    if (dirfd < 0 || sock < 0 || setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+        connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        (fd >= 0 ? send_fd(sock, fd, msg) : write(sock, msg, len) == (ssize_t)len ? 0 : -1) < 0 ||
+        read(sock, &ack, 1) != 1 || ack != 'A')
+        return -1;
+    return 0;
+}
+
+/* The go for a watchdog that awaits start: "s", with the init's listener
+ * when it has one, and its byte back (it holds the listener, its clock
+ * runs). Without it the init's refusals would go unanswered: no start. */
+static int watchdog_go(const struct global_opts *g, struct container_state *st, ac_error_t *err)
+{
+    cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+    if (pidfd < 0)
+        return ac_error(err, errno, "tier %d: watchdog: the container's init %d", st->tier, st->pid);
+    cleanup_close int listener = take_init_listener(pidfd, st, err);
+    if (listener < 0 && *err)
+        return -1;
+    if (watchdog_hand_over(g, st->id, listener, "s") < 0)
+        return ac_error(err, errno, "tier %d: the container's watchdog does not take the go", st->tier);
+    st->watchdog_awaits = false;
     return 0;
 }
 
@@ -347,8 +392,12 @@ static int start_container(const struct global_opts *g, const char *id, struct c
     /* (create's `runsc run`: a workload that has ended already, a zombie
      * of ours, has nothing left to guard) */
     bool ended = running && process_start_time(st->pid) != st->pid_start_time;
-    if (st->tier >= 0 && !ended) {
-        if (watchdog_spawn(g, st, err) < 0 || state_save(g, st, err) < 0)
+    if (st->tier >= 0 && !ended && st->watchdog_awaits) {
+        /* `run`'s, started by create (its pid already in the state) */
+        if (watchdog_go(g, st, err) < 0)
+            return -1;
+    } else if (st->tier >= 0 && !ended) {
+        if (watchdog_spawn(g, st, false, err) < 0 || state_save(g, st, err) < 0)
             return -1;
     }
     if (st->tier >= 0) {

@@ -38,6 +38,7 @@ struct container_state {
                               hands to the watchdog (pidfd_getfd) before the init runs the process; 0 = none */
     pid_t watchdog_pid;    /* the tier's watchdog, started by start; 0 = none */
     unsigned long long watchdog_start; /* its /proc/PID/stat starttime */
+    bool watchdog_awaits;  /* (not saved) `run`'s watchdog, started by create: start sends it the go */
     int userns_slice;      /* a tier's slice of host ids (userns.c), -1: none */
     bool gvisor;           /* a tier's sandbox under gVisor (runsc, gvisor.c): its verbs go through runsc */
     bool userns_late;      /* the init joined its user namespace after its setup: exec joins it last */

@@ -1,7 +1,8 @@
 /* agentcage-watchdog: the resident guard of a tiered container, one per
  * container for its whole life.
  *
- *   agentcage-watchdog TIMEOUT_MS ID     fd 3: pidfd of the container's init
+ *   agentcage-watchdog TIMEOUT_MS ID [await-start]
+ *                                        fd 3: pidfd of the container's init
  *                                        fd 4: the container's state dir
  *                                        fd 5 (optional): the engine's termination
  *                                        message file (Kubernetes' terminationMessagePath)
@@ -13,6 +14,10 @@
  *                                        processes it starts
  *                                        fd 9 (optional): a netlink socket on the kernel's
  *                                        audit multicast, Landlock's records only
+ *
+ * With await-start (`agentcage run`, which starts it while the init sets
+ * itself up) the wall-clock limit waits for the go on fd 8: "s", with the
+ * init's listener (SCM_RIGHTS) when it has one, answered by one byte.
  *
  * Started detached by `agentcage start` (own session, stdio on /dev/null,
  * no other fds), so it is a static program that does nothing but wait: it
@@ -418,9 +423,14 @@ static void answer(int fd)
     sys(SYS_ioctl, fd, SECCOMP_IOCTL_NOTIF_SEND, &resp, 0);
 }
 
+/* await-start: the wall clock runs once the go came (take_listener) */
+static int awaiting_start;
+static int64_t started_ms;
+
 /* `agentcage exec` hands over the listener of the process it starts: one
  * fd (SCM_RIGHTS) with "n" and that process's pid in decimal (it made its
- * own Landlock domain); one byte back says we hold it. */
+ * own Landlock domain); one byte back says we hold it. `run`'s start sends
+ * "s" (await-start), with the init's listener if it has one. */
 static void take_listener(void)
 {
     long c = sys(SYS_accept4, EXEC_SOCKET_FD, 0, 0, WD_SOCK_CLOEXEC);
@@ -435,8 +445,15 @@ static void take_listener(void)
     const char *p = msg + 1;
     int32_t pid = 0;
     int named = n > 1 && n < (long)sizeof(msg) && msg[0] == 'n' && ll_dec(&p, msg + n, &pid) && p == msg + n && pid > 0;
-    if (named && mh.controllen >= 20 && cm.level == WD_SOL_SOCKET && cm.type == WD_SCM_RIGHTS && cm.len == 20) {
+    int with_fd = mh.controllen >= 20 && cm.level == WD_SOL_SOCKET && cm.type == WD_SCM_RIGHTS && cm.len == 20;
+    if (named && with_fd) {
         add_listener(cm.fd, pid);
+        sys(SYS_write, c, "A", 1, 0);
+    } else if (n == 1 && msg[0] == 's' && awaiting_start) {
+        if (with_fd)
+            add_listener(cm.fd, 0);
+        awaiting_start = 0;
+        started_ms = now_ms();
         sys(SYS_write, c, "A", 1, 0);
     } else if (mh.controllen >= 20 && cm.level == WD_SOL_SOCKET && cm.type == WD_SCM_RIGHTS) {
         sys(SYS_close, cm.fd, 0, 0, 0);
@@ -648,7 +665,14 @@ __attribute__((used)) int watchdog_main(int argc, char **argv)
         sys(SYS_write, 2, usage, sizeof(usage) - 1, 0);
         return 2;
     }
-    int64_t started = now_ms(), deadline = started + timeout_ms;
+    if (argc > 3) {
+        static const char await[] = "await-start";
+        size_t i = 0;
+        while (i < sizeof(await) && argv[3][i] == await[i])
+            i++;
+        awaiting_start = i == sizeof(await); /* the NUL matched too */
+    }
+    started_ms = now_ms();
     if (fd_open(DENIALS_FD)) {
         long m = sys6(SYS_mmap, 0, DENIALS_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, DENIALS_FD, 0);
         if (m > 0 && ((struct denials_counter *)m)->magic == DENIALS_MAGIC)
@@ -680,7 +704,7 @@ __attribute__((used)) int watchdog_main(int argc, char **argv)
         add_listener(NOTIFY_FD, 0);
     int timed_out = 0;
     for (;;) {
-        int64_t left = timeout_ms ? deadline - now_ms() : 3600000;
+        int64_t left = timeout_ms && !awaiting_start ? started_ms + timeout_ms - now_ms() : 3600000;
         if (left <= 0) {
             timed_out = 1;
             break;
@@ -720,6 +744,6 @@ __attribute__((used)) int watchdog_main(int argc, char **argv)
         sys(SYS_poll, &p, 1, REAP_WAIT_MS, 0);
     }
     drain_audit();
-    write_exit(started);
+    write_exit(started_ms);
     return 0;
 }
