@@ -186,6 +186,63 @@ static int remount_bind(const char *target, unsigned long flags, unsigned long c
     return mount("", target, NULL, MS_BIND | MS_REMOUNT | flags | keep, NULL);
 }
 
+/* MS_* per-mount flags as MOUNT_ATTR_* (mount_setattr(2)); the atime mode
+ * is one of three values under MOUNT_ATTR__ATIME. */
+static uint64_t mount_attrs_of(unsigned long flags)
+{
+    uint64_t a = 0;
+    if (flags & MS_RDONLY) a |= MOUNT_ATTR_RDONLY;
+    if (flags & MS_NOSUID) a |= MOUNT_ATTR_NOSUID;
+    if (flags & MS_NODEV) a |= MOUNT_ATTR_NODEV;
+    if (flags & MS_NOEXEC) a |= MOUNT_ATTR_NOEXEC;
+    if (flags & MS_NODIRATIME) a |= MOUNT_ATTR_NODIRATIME;
+    return a;
+}
+
+static uint64_t atime_attr_of(unsigned long flags)
+{
+    return flags & MS_NOATIME ? MOUNT_ATTR_NOATIME : flags & MS_STRICTATIME ? MOUNT_ATTR_STRICTATIME
+                                                                              : MOUNT_ATTR_RELATIME;
+}
+
+/* remount_bind of the mount whose root mntfd is, by one mount_setattr on
+ * the fd: the same flags come out (exactly these, with relatime unless an
+ * atime flag is given; on EPERM, or with keep_current, these on top of the
+ * mount's own but for what the options cleared), without statvfs and a
+ * remount through /proc/self/fd (issue 20: two path walks through procfs
+ * per mount). Kernels without mount_setattr (before 5.12) remount. */
+static int remount_bind_fd(int mntfd, unsigned long flags, unsigned long cleared, bool keep_current)
+{
+    const uint64_t bools = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC |
+                           MOUNT_ATTR_NODIRATIME;
+    uint64_t set = mount_attrs_of(flags);
+    if (!keep_current) {
+        struct mount_attr exact = {.attr_set = set | atime_attr_of(flags),
+                                   .attr_clr = (bools & ~set) | MOUNT_ATTR__ATIME};
+        if (mount_setattr(mntfd, "", AT_EMPTY_PATH, &exact, sizeof(exact)) == 0)
+            return 0;
+        if (errno == ENOSYS) {
+            struct fd_path buf;
+            return remount_bind(fd_target(mntfd, NULL, &buf), flags, cleared, false);
+        }
+        if (errno != EPERM)
+            return -1;
+    }
+    /* the mount's own flags kept, but for the cleared ones */
+    struct mount_attr keep = {.attr_set = set, .attr_clr = mount_attrs_of(cleared)};
+    if ((flags | cleared) & ATIME_FLAGS) {
+        keep.attr_set |= atime_attr_of(flags);
+        keep.attr_clr |= MOUNT_ATTR__ATIME;
+    }
+    if (mount_setattr(mntfd, "", AT_EMPTY_PATH, &keep, sizeof(keep)) == 0)
+        return 0;
+    if (errno == ENOSYS) {
+        struct fd_path buf;
+        return remount_bind(fd_target(mntfd, NULL, &buf), flags, cleared, true);
+    }
+    return -1;
+}
+
 /* A user namespace with the mount's uid/gid mappings, for MOUNT_ATTR_IDMAP. */
 static int idmap_userns_fd(const struct oci_mount *m, size_t i, ac_error_t *err)
 {
@@ -379,10 +436,8 @@ static int mount_bind(struct rootfs_ctx *ctx, const struct oci_mount *m, size_t 
 
     /* A bind mount takes the source's flags: options only apply through a
      * remount, needed only when one of them asks for something. */
-    struct fd_path buf;
     unsigned long remount_flags = mo->flags & ~MS_REMOUNT;
-    if ((remount_flags || mo->cleared) &&
-        remount_bind(fd_target(mntfd, NULL, &buf), remount_flags, mo->cleared, false) < 0)
+    if ((remount_flags || mo->cleared) && remount_bind_fd(mntfd, remount_flags, mo->cleared, false) < 0)
         return ac_error(err, errno, "remount `%s` to `%s` (mounts[%zu])", m->source, m->destination, i);
     if (apply_mount_extras(mntfd, mo, err) < 0)
         return ac_error_wrap(err, "mount `%s` to `%s` (mounts[%zu])", m->source, m->destination, i);
@@ -567,8 +622,7 @@ static int mount_cgroup_v1(struct rootfs_ctx *ctx, const struct oci_mount *m, si
             cleanup_close int mntfd = bind_onto(source, subfd, false, -1, false, err);
             if (mntfd < 0)
                 return ac_error_wrap(err, "mount `%s` to `%s/%s` (mounts[%zu])", source, m->destination, name, i);
-            struct fd_path buf;
-            if (remount_bind(fd_target(mntfd, NULL, &buf), mo->flags & ~MS_REMOUNT, mo->cleared, false) < 0)
+            if (remount_bind_fd(mntfd, mo->flags & ~MS_REMOUNT, mo->cleared, false) < 0)
                 return ac_error(err, errno, "remount `%s` to `%s/%s` (mounts[%zu])", source, m->destination, name,
                                 i);
         }
@@ -609,8 +663,7 @@ static int mount_cgroup(struct rootfs_ctx *ctx, const struct oci_mount *m, size_
         cleanup_close int mntfd = bind_onto(source, destfd, true, -1, false, err);
         if (mntfd < 0)
             return ac_error_wrap(err, "mount `%s` to `%s` (mounts[%zu])", source, m->destination, i);
-        struct fd_path buf;
-        if (remount_bind(fd_target(mntfd, NULL, &buf), mo->flags & ~MS_REMOUNT, mo->cleared, false) < 0)
+        if (remount_bind_fd(mntfd, mo->flags & ~MS_REMOUNT, mo->cleared, false) < 0)
             return ac_error(err, errno, "remount `%s` to `%s` (mounts[%zu])", source, m->destination, i);
         return 0;
     }
