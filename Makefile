@@ -183,6 +183,10 @@ $(BUILD)/tests/%: tests/%.c tests/testlib.h $(BUILD)/libagentcage.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libagentcage.a $(LDLIBS)
 
+# the helpers' generated filters, loaded as the helpers load them
+$(BUILD)/tests/test_helper_filters: $(BUILD)/gen/worker_filter.h $(BUILD)/gen/watchdog_filter.h
+$(BUILD)/tests/test_helper_filters: override CFLAGS += -I$(BUILD)/gen
+
 # the checks that are scripts, run with the unit tests
 UNIT_SCRIPTS := tests/check-layers.sh tests/check-tier-seccomp-gen.sh
 unit: all
