@@ -33,6 +33,7 @@
 #include <limits.h>
 #include <libgen.h>
 #include <malloc.h>
+#include <linux/capability.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -701,6 +702,12 @@ static int start_worker(int listen_fd, int ready, int *record_fd, int *control_f
         return ac_error(err, errno, "socketpair");
     if (pipe2(status, O_CLOEXEC) < 0)
         return ac_error(err, errno, "pipe");
+    /* the writer's bounding set first, which the worker inherits: it then
+     * has only CAP_KILL to drop of it */
+    int bound = helper_bound_to(1ULL << CAP_KILL, err);
+    if (bound < 0)
+        return -1;
+    conf.sandbox.bounding_left = bound ? 1ULL << CAP_KILL : 0;
     pid_t writer = getpid(), worker = fork();
     if (worker < 0)
         return ac_error(err, errno, "fork the worker");
@@ -981,8 +988,7 @@ static int start_daemon(int listen_fd, ac_error_t *err)
             sigset_t none;
             sigemptyset(&none);
             sigprocmask(SIG_SETMASK, &none, NULL);
-            for (int sig = 1; sig < NSIG; sig++)
-                signal(sig, SIG_DFL);
+            signals_default_all();
             clearenv();
             prctl(PR_SET_NAME, PROG, 0, 0, 0);
             malloc_trim(0);

@@ -84,15 +84,20 @@ static int landlock_enforce(int ruleset, ac_error_t *err)
     return 0;
 }
 
-/* The bounding set: everything but keep (a mask) goes, where we may. */
-static int drop_bounding(uint64_t keep, ac_error_t *err)
+/* The bounding set: of what it holds (a mask), everything but keep goes,
+ * where we may. Returns 1, or 0 when a drop was refused (EPERM: no
+ * CAP_SETPCAP, rootless; no_new_privs bars regaining any), or -1. */
+static int drop_bounding(uint64_t keep, uint64_t holds, ac_error_t *err)
 {
-    int max = caps_known_max();
-    for (int cap = 0; cap <= max; cap++)
-        if (!(keep & (1ULL << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL &&
-            errno != EPERM) /* EPERM: no CAP_SETPCAP (rootless); no_new_privs bars regaining any */
+    int max = caps_known_max(), all = 1;
+    for (int cap = 0; cap <= max; cap++) {
+        if (!(holds & ~keep & (1ULL << cap)) || prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0 || errno == EINVAL)
+            continue;
+        if (errno != EPERM)
             return ac_error(err, errno, "sandbox: drop capability %d from the bounding set", cap);
-    return 0;
+        all = 0;
+    }
+    return all;
 }
 
 /* Permitted and effective: only those of keep we have now; inheritable and
@@ -149,8 +154,9 @@ static int mount_or_fail(const char *src, const char *dst, const char *type, uns
     return 0;
 }
 
-/* The empty read-only root with the resolver's files. */
-static int empty_root(const struct helper_sandbox *sb, ac_error_t *err)
+/* The empty read-only root with the resolver's files; *own_userns: it
+ * took a user namespace of its own (whose bounding set is full again). */
+static int empty_root(const struct helper_sandbox *sb, bool *own_userns, ac_error_t *err)
 {
     char sources[N_RESOLVER_FILES][PATH_MAX];
     for (size_t i = 0; i < N_RESOLVER_FILES; i++) {
@@ -171,6 +177,7 @@ static int empty_root(const struct helper_sandbox *sb, ac_error_t *err)
             return ac_error(err, errno, "sandbox: unshare the mount namespace");
         if (own_user_namespace(err) < 0)
             return -1;
+        *own_userns = true;
     }
     if (mount_or_fail(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL, err) < 0 ||
         mount_or_fail("agentcage-egress", NEW_ROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
@@ -265,8 +272,11 @@ static int worker_seccomp(ac_error_t *err)
 
 int helper_sandbox_enter(const struct helper_sandbox *sb, ac_error_t *err)
 {
-    if (set_limits(sb->max_fds, err) < 0 || empty_root(sb, err) < 0 || drop_bounding(0, err) < 0 ||
-        become_user(sb, err) < 0 || caps_keep_only(0, err) < 0)
+    bool own_userns = false;
+    if (set_limits(sb->max_fds, err) < 0 || empty_root(sb, &own_userns, err) < 0)
+        return -1;
+    uint64_t holds = sb->bounding_left && !own_userns ? sb->bounding_left : ~0ULL;
+    if (drop_bounding(0, holds, err) < 0 || become_user(sb, err) < 0 || caps_keep_only(0, err) < 0)
         return -1;
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         return ac_error(err, errno, "sandbox: prctl(PR_SET_DUMPABLE)");
@@ -281,9 +291,14 @@ int helper_sandbox_enter(const struct helper_sandbox *sb, ac_error_t *err)
     return worker_seccomp(err);
 }
 
+int helper_bound_to(uint64_t keep, ac_error_t *err)
+{
+    return drop_bounding(keep, ~0ULL, err);
+}
+
 int helper_keep_kill_only(const char *const *rw_dirs, ac_error_t *err)
 {
-    if (drop_bounding(1ULL << CAP_KILL, err) < 0 || caps_keep_only(1ULL << CAP_KILL, err) < 0)
+    if (caps_keep_only(1ULL << CAP_KILL, err) < 0)
         return -1;
     int abi = landlock_abi();
     cleanup_close int ruleset = landlock_ruleset(abi, AC_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, false, err);

@@ -40,8 +40,7 @@ exec_hook(const struct oci_hook *hook, int stdin_r, int err_w, int out_w)
     /* the runtime's blocked or ignored signals must not leak into the hook */
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    for (int sig = 1; sig < NSIG; sig++)
-        signal(sig, SIG_DFL);
+    signals_default_all();
     /* its own process group, so a timeout kills what it started too */
     setpgid(0, 0);
 

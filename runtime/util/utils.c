@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +178,42 @@ int zombie_exit_status(pid_t pid, unsigned long long start_time)
     if (start == NULL || code == NULL || strtoull(start, NULL, 10) != start_time)
         return -1;
     return (int)strtol(code, NULL, 10);
+}
+
+/* The mask after "NAME:" in a /proc status text, hex; false if missing. */
+static bool status_mask(const char *text, const char *name, unsigned long long *mask)
+{
+    const char *p = strstr(text, name);
+    if (p == NULL)
+        return false;
+    char *end;
+    errno = 0;
+    *mask = strtoull(p + strlen(name), &end, 16);
+    return errno == 0 && end != p + strlen(name);
+}
+
+void signals_default_all(void)
+{
+    /* one read of the process's own masks, not a sigaction per signal:
+     * 19 us against 70 us for all 64 on the bench host (issue 20) */
+    char text[4096];
+    unsigned long long ignored = 0, caught = 0;
+    int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n > 0) {
+        text[n] = '\0';
+        if (status_mask(text, "\nSigIgn:", &ignored) && status_mask(text, "\nSigCgt:", &caught)) {
+            unsigned long long set = ignored | caught;
+            for (int sig = 1; sig < NSIG && sig <= 64; sig++)
+                if (set & (1ULL << (sig - 1)))
+                    signal(sig, SIG_DFL);
+            return;
+        }
+    }
+    for (int sig = 1; sig < NSIG; sig++)
+        signal(sig, SIG_DFL);
 }
 
 bool list_has(const char *list, char sep, const char *item)

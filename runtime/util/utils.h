@@ -86,4 +86,10 @@ pid_t process_parent(pid_t pid);
  * (/proc/PID/stat's exit_code); -1 otherwise. */
 int zombie_exit_status(pid_t pid, unsigned long long start_time);
 
+/* Every signal's disposition back to SIG_DFL, for a child that sheds what
+ * it inherited (an exec would: ignored signals survive it, handlers do
+ * not): only those /proc/thread-self/status lists as ignored or caught,
+ * else all of them. */
+void signals_default_all(void);
+
 #endif
