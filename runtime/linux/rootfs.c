@@ -51,13 +51,9 @@ static struct fd_path fd_path(int fd)
     return p;
 }
 
-/* After pivot_root the container may have no /proc: then mount(2) gets the
- * in-container path, which is as safe there since "/" is the container's. */
-static const char *fd_target(int fd, const char *fallback, struct fd_path *buf)
+static const char *fd_target(int fd, struct fd_path *buf)
 {
     *buf = fd_path(fd);
-    if (fallback && access("/proc/self/fd", F_OK) < 0)
-        return fallback;
     return buf->s;
 }
 
@@ -223,7 +219,7 @@ static int remount_bind_fd(int mntfd, unsigned long flags, unsigned long cleared
             return 0;
         if (errno == ENOSYS) {
             struct fd_path buf;
-            return remount_bind(fd_target(mntfd, NULL, &buf), flags, cleared, false);
+            return remount_bind(fd_target(mntfd, &buf), flags, cleared, false);
         }
         if (errno != EPERM)
             return -1;
@@ -238,7 +234,7 @@ static int remount_bind_fd(int mntfd, unsigned long flags, unsigned long cleared
         return 0;
     if (errno == ENOSYS) {
         struct fd_path buf;
-        return remount_bind(fd_target(mntfd, NULL, &buf), flags, cleared, true);
+        return remount_bind(fd_target(mntfd, &buf), flags, cleared, true);
     }
     return -1;
 }
@@ -349,7 +345,7 @@ static int open_bind_source_nofollow(const struct oci_mount *m, size_t i, ac_err
 static int apply_mount_extras(int mntfd, const struct mount_opts *mo, ac_error_t *err)
 {
     struct fd_path buf;
-    const char *target = fd_target(mntfd, NULL, &buf);
+    const char *target = fd_target(mntfd, &buf);
     if (mo->propagation && mount("", target, NULL, mo->propagation, NULL) < 0)
         return ac_error(err, errno, "set propagation");
     if (mo->has_rec_attr) {
@@ -465,7 +461,7 @@ static char *data_without_gid(const char *data)
 static int mount_fs_at(const char *source, int destfd, const char *type, unsigned long flags, const char *data)
 {
     struct fd_path buf;
-    return mount(source, fd_target(destfd, NULL, &buf), type, flags, data);
+    return mount(source, fd_target(destfd, &buf), type, flags, data);
 }
 
 struct mountinfo_entry {
@@ -636,7 +632,7 @@ static int mount_cgroup_v1(struct rootfs_ctx *ctx, const struct oci_mount *m, si
     }
     if (mo->flags & MS_RDONLY) {
         struct fd_path buf;
-        if (mount("", fd_target(tmpfd, NULL, &buf), NULL, MS_REMOUNT | mo->flags, tmpfs_data) < 0)
+        if (mount("", fd_target(tmpfd, &buf), NULL, MS_REMOUNT | mo->flags, tmpfs_data) < 0)
             return ac_error(err, errno, "remount `%s` read-only (mounts[%zu])", m->destination, i);
     }
     return apply_mount_extras(tmpfd, mo, err);
@@ -771,8 +767,37 @@ static int bind_device(int parentfd, const char *base, const char *path, ac_erro
     return 0;
 }
 
-static int create_device(struct rootfs_ctx *ctx, const char *path, char type, int64_t major, int64_t minor,
-                         mode_t mode, uid_t uid, gid_t gid, ac_error_t *err)
+/* The directory the last device went in, kept for the next one: the
+ * default devices all go in /dev, one open for the six. */
+struct device_dir {
+    char *path;
+    int fd;
+    bool setgid; /* new files take its group */
+    uid_t euid;  /* who a new node belongs to */
+    gid_t egid;
+};
+
+static void device_dir_release(struct device_dir *d)
+{
+    free(d->path);
+    if (d->fd >= 0)
+        close(d->fd);
+}
+
+static int device_dir_open(struct rootfs_ctx *ctx, struct device_dir *d, const char *parent, ac_error_t *err)
+{
+    if (d->fd >= 0 && strcmp(d->path, parent) == 0)
+        return d->fd;
+    device_dir_release(d);
+    *d = (struct device_dir){.path = xstrdup(parent), .fd = mkdir_in_root(ctx, parent, err), .euid = d->euid,
+                             .egid = d->egid};
+    struct stat st;
+    d->setgid = d->fd < 0 || fstat(d->fd, &st) < 0 || (st.st_mode & S_ISGID);
+    return d->fd;
+}
+
+static int create_device(struct rootfs_ctx *ctx, struct device_dir *dir, const char *path, char type, int64_t major,
+                         int64_t minor, mode_t mode, uid_t uid, gid_t gid, ac_error_t *err)
 {
     if (path == NULL || path[0] != '/')
         return ac_error(err, 0, "device path `%s` is not absolute", path ? path : "");
@@ -781,7 +806,7 @@ static int create_device(struct rootfs_ctx *ctx, const char *path, char type, in
     split_path(path, &parent, &base);
     if (strcmp(base, "..") == 0 || strcmp(base, ".") == 0 || *base == '\0')
         return ac_error(err, 0, "device path `%s` is invalid", path);
-    cleanup_close int parentfd = mkdir_in_root(ctx, parent, err);
+    int parentfd = device_dir_open(ctx, dir, parent, err);
     if (parentfd < 0)
         return -1;
     if (ctx->opts->in_user_ns)
@@ -801,6 +826,9 @@ static int create_device(struct rootfs_ctx *ctx, const char *path, char type, in
             return bind_device(parentfd, base, path, err);
         return ac_error(err, errno, "mknod `%s`", path);
     }
+    /* a new node is ours already, unless the directory gives its group */
+    if (uid == dir->euid && gid == dir->egid && !dir->setgid)
+        return 0;
     if (fchownat(parentfd, base, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
         return ac_error(err, errno, "chown `%s`", path);
     return 0;
@@ -811,22 +839,24 @@ static int setup_dev(struct rootfs_ctx *ctx, ac_error_t *err)
     const struct oci_linux *lx = ctx->spec->linux;
     mode_t old_umask = umask(0);
     int r = 0;
+    struct device_dir dir = {.fd = -1, .euid = geteuid(), .egid = getegid()};
     for (size_t d = 0; r == 0 && d < sizeof(default_devices) / sizeof(default_devices[0]); d++) {
         bool overridden = false;
         for (size_t j = 0; lx && j < lx->n_devices; j++)
             overridden |= str_eq(lx->devices[j].path, default_devices[d].path);
         if (!overridden)
-            r = create_device(ctx, default_devices[d].path, 'c', default_devices[d].major, default_devices[d].minor,
-                              0666, 0, 0, err);
+            r = create_device(ctx, &dir, default_devices[d].path, 'c', default_devices[d].major,
+                              default_devices[d].minor, 0666, 0, 0, err);
     }
     for (size_t j = 0; r == 0 && lx && j < lx->n_devices; j++) {
         const struct oci_device *dev = &lx->devices[j];
-        r = create_device(ctx, dev->path, dev->type, dev->major, dev->minor,
+        r = create_device(ctx, &dir, dev->path, dev->type, dev->major, dev->minor,
                           dev->has_file_mode ? dev->file_mode : 0666, dev->has_uid ? dev->uid : 0,
                           dev->has_gid ? dev->gid : 0, err);
         if (r < 0)
             ac_error_wrap(err, "linux.devices[%zu]", j);
     }
+    device_dir_release(&dir);
     umask(old_umask);
     if (r < 0)
         return -1;
@@ -1020,7 +1050,10 @@ static int mask_path(int rootfd, const char *path, const char *label, bool tiere
     if (S_ISDIR(st.st_mode)) {
         cleanup_free char *data = data_with_label(NULL, label);
         struct fd_path buf;
-        if (mount("tmpfs", fd_target(fd, path, &buf), "tmpfs", MS_RDONLY, data) < 0)
+        /* after pivot_root the container may have no /proc (ENOENT): then
+         * the in-container path, as safe there since "/" is the container's */
+        if (mount("tmpfs", fd_target(fd, &buf), "tmpfs", MS_RDONLY, data) < 0 &&
+            (errno != ENOENT || mount("tmpfs", path, "tmpfs", MS_RDONLY, data) < 0))
             return ac_error(err, errno, "linux.maskedPaths: mount an empty tmpfs on `%s`", path);
         return 0;
     }

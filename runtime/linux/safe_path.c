@@ -185,51 +185,57 @@ int safe_openat(int rootfd, const char *path, int flags, mode_t mode, ac_error_t
     return fd;
 }
 
+/* The last component of path (trailing slashes dropped) in *base and the
+ * rest in *parent ("" for a component of the root); false when there is
+ * none (path is the root). */
+static bool split_last(const char *path, char **parent, char **base)
+{
+    size_t len = strlen(path);
+    while (len > 0 && path[len - 1] == '/')
+        len--;
+    size_t start = len;
+    while (start > 0 && path[start - 1] != '/')
+        start--;
+    if (start == len)
+        return false;
+    *parent = xasprintf("%.*s", (int)start, path);
+    *base = xasprintf("%.*s", (int)(len - start), path + start);
+    return true;
+}
+
 int safe_mkdir_p_at(int rootfd, const char *path, mode_t mode, ac_error_t *err)
 {
-    /* the common case, all there already: the walk below would end with
-     * this same open, after one for each prefix */
+    /* the common case, all there already */
     int whole = openat_in_root(rootfd, path, O_PATH | O_DIRECTORY, 0);
     if (whole >= 0)
         return whole;
-    cleanup_free char *prefix = xstrdup(path);
-    cleanup_close int cur = openat_in_root(rootfd, ".", O_PATH | O_DIRECTORY, 0);
-    if (cur < 0)
-        return ac_error(err, errno, "open the container rootfs");
-
-    char *p = prefix;
-    for (;;) {
-        while (*p == '/')
-            p++;
-        if (*p == '\0')
-            break;
-        char *end = p + strcspn(p, "/");
-        char saved = *end;
-        *end = '\0';
-        /* Resolve the whole prefix from the root every time, so a symlink
-         * met on the way (even "../../etc") is followed as if rootfd were
-         * "/", and create only the missing last component of the prefix in
-         * the directory the previous prefix resolved to. */
-        int fd = openat_in_root(rootfd, prefix, O_PATH | O_DIRECTORY, 0);
-        if (fd < 0 && errno == ENOENT) {
-            if (mkdirat(cur, p, mode) < 0 && errno != EEXIST) {
-                int e = errno;
-                ac_error(err, e, "mkdir `%s` in the container rootfs", prefix);
-                errno = e;
-                return -1;
-            }
-            fd = openat_in_root(rootfd, prefix, O_PATH | O_DIRECTORY, 0);
-        }
-        if (fd < 0) {
-            int e = errno;
-            ac_error(err, e, "open `%s` in the container rootfs", prefix);
-            errno = e;
-            return -1;
-        }
-        close(cur);
-        cur = fd;
-        *end = saved;
-        p = end;
+    int e = errno;
+    cleanup_free char *parent = NULL, *base = NULL;
+    if (e != ENOENT || !split_last(path, &parent, &base)) {
+        ac_error(err, e, "open `%s` in the container rootfs", *path ? path : "/");
+        errno = e;
+        return -1;
     }
-    return ac_steal_fd(&cur);
+    /* The parent first, made the same way (so /dev/pts under an existing
+     * /dev costs one open of /dev, not one for each prefix from the root),
+     * then only the missing last component in the directory the parent
+     * resolved to, and the whole path resolved from the root again, so a
+     * symlink met on the way (even "../../etc") is followed as if rootfd
+     * were "/". */
+    cleanup_close int dir = safe_mkdir_p_at(rootfd, parent, mode, err);
+    if (dir < 0)
+        return -1;
+    if (mkdirat(dir, base, mode) < 0 && errno != EEXIST) {
+        e = errno;
+        ac_error(err, e, "mkdir `%s` in the container rootfs", path);
+        errno = e;
+        return -1;
+    }
+    int fd = openat_in_root(rootfd, path, O_PATH | O_DIRECTORY, 0);
+    if (fd < 0) {
+        e = errno;
+        ac_error(err, e, "open `%s` in the container rootfs", path);
+        errno = e;
+    }
+    return fd;
 }
