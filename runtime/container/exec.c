@@ -195,15 +195,15 @@ static void give_stdio_to_container_root(pid_t pid)
     userns_give_stdio(ids[0], ids[1]);
 }
 
-static bool same_namespace(pid_t pid, const char *name)
+/* Whether the init (its /proc/PID/ns folder at theirs) and we (ours) share
+ * the namespace of this kind: a short lookup in each folder, not a path
+ * from /proc per stat (18 of them). */
+static bool same_namespace(int theirs, int ours, const char *name)
 {
-    char a[64], b[64];
     struct stat sa, sb;
-    snprintf(a, sizeof(a), "/proc/%d/ns/%s", pid, name);
-    snprintf(b, sizeof(b), "/proc/self/ns/%s", name);
-    if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
-        return stat(a, &sa) < 0; /* a kind the kernel lacks counts as shared */
-    return sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+    if (fstatat(theirs, name, &sa, 0) < 0)
+        return true; /* a kind the kernel lacks counts as shared */
+    return fstatat(ours, name, &sb, 0) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
 }
 
 /* The exec'd process's tier listener (SCM_RIGHTS on sync_fd) to the
@@ -273,23 +273,35 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
     int pid_fd = -1, saved_pidns = -1;
     struct cgroup_join join = {.n = 0, .v2_fd = -1};
     pid_t child = -1;
-    for (int i = 0; i < NS_COUNT; i++) {
+    bool same_mnt = false;
+    for (int i = 0; i < NS_COUNT; i++)
         c.join_fds[i] = -1;
-        const char *name = ns_proc_name(ns_join_order[i]);
-        if (same_namespace(st->pid, name))
-            continue;
-        cleanup_free char *path = xasprintf("/proc/%d/ns/%s", st->pid, name);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            ac_error(err, errno, "exec: open `%s`", path);
+    {
+        cleanup_free char *dir = xasprintf("/proc/%d/ns", st->pid);
+        cleanup_close int theirs = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        cleanup_close int ours = open("/proc/self/ns", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (theirs < 0 || ours < 0) {
+            ac_error(err, errno, "exec: open `%s`", theirs < 0 ? dir : "/proc/self/ns");
             goto out;
         }
-        if (ns_join_order[i] == CLONE_NEWPID)
-            pid_fd = fd;
-        else
-            c.join_fds[i] = fd;
+        for (int i = 0; i < NS_COUNT; i++) {
+            const char *name = ns_proc_name(ns_join_order[i]);
+            if (same_namespace(theirs, ours, name)) {
+                same_mnt |= ns_join_order[i] == CLONE_NEWNS;
+                continue;
+            }
+            int fd = openat(theirs, name, O_RDONLY | O_CLOEXEC);
+            if (fd < 0) {
+                ac_error(err, errno, "exec: open `%s/%s`", dir, name);
+                goto out;
+            }
+            if (ns_join_order[i] == CLONE_NEWPID)
+                pid_fd = fd;
+            else
+                c.join_fds[i] = fd;
+        }
     }
-    if (same_namespace(st->pid, "mnt")) {
+    if (same_mnt) {
         cleanup_free char *root = xasprintf("/proc/%d/root", st->pid);
         c.root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (c.root_fd < 0) {
