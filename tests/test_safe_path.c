@@ -15,29 +15,29 @@
 
 static char top[PATH_MAX / 2];
 
+/* TOP/rel, in a buffer of its own until the next call */
+static const char *in_top(const char *rel)
+{
+    static char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", top, rel);
+    return path;
+}
+
 /* A fresh folder TOP with TOP/root (the "rootfs") and TOP/outside. */
 static int fresh_root(void)
 {
     snprintf(top, sizeof(top), "%s/agentcage-safe-path.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (mkdtemp(top) == NULL)
         return -1;
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%s/root", top);
-    if (mkdir(path, 0755) < 0)
+    if (mkdir(in_top("root"), 0755) < 0 || mkdir(in_top("outside"), 0755) < 0)
         return -1;
-    snprintf(path, sizeof(path), "%s/outside", top);
-    if (mkdir(path, 0755) < 0)
-        return -1;
-    snprintf(path, sizeof(path), "%s/root", top);
-    return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    return open(in_top("root"), O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
 static bool is_dir(const char *rel)
 {
-    char path[PATH_MAX];
     struct stat st;
-    snprintf(path, sizeof(path), "%s/%s", top, rel);
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    return stat(in_top(rel), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static void remove_top(void)
@@ -56,9 +56,7 @@ TEST(mkdir_p_makes_every_missing_level_and_returns_the_last)
     CHECK(fd >= 0);
     CHECK(is_dir("root/a/b/c"));
     struct stat got, want;
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%s/root/a/b/c", top);
-    CHECK(fd >= 0 && fstat(fd, &got) == 0 && stat(path, &want) == 0 && got.st_ino == want.st_ino);
+    CHECK(fd >= 0 && fstat(fd, &got) == 0 && stat(in_top("root/a/b/c"), &want) == 0 && got.st_ino == want.st_ino);
     if (fd >= 0)
         close(fd);
     /* all there: the same directory, nothing made */
@@ -79,17 +77,13 @@ TEST(mkdir_p_follows_a_symlink_as_if_the_root_were_slash)
 {
     int root = fresh_root();
     REQUIRE(root >= 0);
-    char path[PATH_MAX];
     /* an escape attempt: root/link -> ../../outside, and an absolute one;
      * root/outside is where "/outside" is inside the root */
-    snprintf(path, sizeof(path), "%s/root/outside", top);
-    REQUIRE(mkdir(path, 0755) == 0);
-    snprintf(path, sizeof(path), "%s/root/link", top);
-    REQUIRE(symlink("../../outside", path) == 0);
-    snprintf(path, sizeof(path), "%s/root/abs", top);
+    REQUIRE(mkdir(in_top("root/outside"), 0755) == 0);
+    REQUIRE(symlink("../../outside", in_top("root/link")) == 0);
     char target[PATH_MAX];
-    snprintf(target, sizeof(target), "%s/outside", top);
-    REQUIRE(symlink(target, path) == 0);
+    snprintf(target, sizeof(target), "%s", in_top("outside"));
+    REQUIRE(symlink(target, in_top("root/abs")) == 0);
     ac_error_t err = NULL;
     int fd = safe_mkdir_p_at(root, "/link/x", 0755, &err);
     CHECK(fd >= 0);
@@ -110,9 +104,7 @@ TEST(mkdir_p_fails_on_a_file_in_the_way_and_names_the_path)
 {
     int root = fresh_root();
     REQUIRE(root >= 0);
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%s/root/file", top);
-    int f = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    int f = open(in_top("root/file"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
     REQUIRE(f >= 0);
     close(f);
     ac_error_t err = NULL;

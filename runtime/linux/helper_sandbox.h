@@ -32,9 +32,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
-
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "runtime/util/error.h"
 

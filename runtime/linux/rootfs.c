@@ -789,8 +789,8 @@ static int device_dir_open(struct rootfs_ctx *ctx, struct device_dir *d, const c
     if (d->fd >= 0 && strcmp(d->path, parent) == 0)
         return d->fd;
     device_dir_release(d);
-    *d = (struct device_dir){.path = xstrdup(parent), .fd = mkdir_in_root(ctx, parent, err), .euid = d->euid,
-                             .egid = d->egid};
+    d->path = xstrdup(parent);
+    d->fd = mkdir_in_root(ctx, parent, err);
     struct stat st;
     d->setgid = d->fd < 0 || fstat(d->fd, &st) < 0 || (st.st_mode & S_ISGID);
     return d->fd;
