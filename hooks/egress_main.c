@@ -41,7 +41,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
-#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -1142,18 +1141,20 @@ static int choose_user(const char *user, ac_error_t *err)
         return 0;
     }
     const char *name = user ? user : DEFAULT_USER;
-    errno = 0;
-    struct passwd *pw = getpwnam(name);
-    if (!pw)
-        return ac_error(err, errno,
+    uid_t uid;
+    gid_t gid;
+    /* /etc/passwd's, where `make install` and the package make it (a
+     * system user) */
+    if (passwd_file_user(name, 0, &uid, &gid, NULL) < 0)
+        return ac_error(err, errno == ENOENT ? 0 : errno,
                         "the proxy's user `%s` does not exist (`make install` creates " DEFAULT_USER
                         ", or give --user)",
                         name);
-    if (pw->pw_uid == 0 || pw->pw_gid == 0)
+    if (uid == 0 || gid == 0)
         return ac_error(err, 0, "the proxy's user `%s` is root's uid or gid: it must be unprivileged", name);
     conf.sandbox.change_user = true;
-    conf.sandbox.uid = pw->pw_uid;
-    conf.sandbox.gid = pw->pw_gid;
+    conf.sandbox.uid = uid;
+    conf.sandbox.gid = gid;
     return 0;
 }
 

@@ -29,6 +29,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -877,18 +878,32 @@ static void serve_connection(struct conn *c)
     }
 }
 
+/* A connection's two buffers are mapped for it and unmapped after it:
+ * their pages count only while a transfer has touched them. From malloc,
+ * the first free of the 256 KiB relay buffer raises glibc's mmap threshold,
+ * later ones come from the per-thread arenas and stay there when freed
+ * (the worker's RSS grew by 0.9 MiB over 10,000 connections). */
+static char *conn_buffer(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
 static void *connection_thread(void *arg)
 {
     struct conn c = {.client = (int)(intptr_t)arg, .upstream = -1};
     struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
     setsockopt(c.client, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    c.in = xmalloc(CONN_IN_MAX);
-    c.buf = xmalloc(RELAY_BUF);
-    serve_connection(&c);
+    c.in = conn_buffer(CONN_IN_MAX);
+    c.buf = conn_buffer(RELAY_BUF);
+    if (c.in && c.buf)
+        serve_connection(&c);
     drop_upstream(&c);
     close(c.client);
-    free(c.in);
-    free(c.buf);
+    if (c.in)
+        munmap(c.in, CONN_IN_MAX);
+    if (c.buf)
+        munmap(c.buf, RELAY_BUF);
     atomic_fetch_sub(&connections, 1);
     return NULL;
 }

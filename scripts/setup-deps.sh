@@ -4,7 +4,7 @@
 # more package names as arguments (`make deb`: debhelper dpkg-dev).
 set -e
 need=""
-for p in gcc make pkg-config libseccomp-dev libyajl-dev libcap-dev libselinux1-dev libidn2-dev libunistring-dev busybox-static jq "$@"; do
+for p in gcc libc6-dev make pkg-config libseccomp-dev libyajl-dev libcap-dev libidn2-dev libunistring-dev busybox-static jq "$@"; do
     dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
 done
 [ -z "$need" ] && exit 0

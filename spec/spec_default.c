@@ -343,9 +343,8 @@ char *spec_features_json(void)
     yajl_gen_map_close(g);
     gen_string(g, "selinux");
     yajl_gen_map_open(g);
-    ac_error_t no_lib = NULL;
-    bool selinux = ac_selinux_load(&no_lib) == 0 && ac_selinux_enabled() > 0;
-    ac_error_free(&no_lib);
+    ac_selinux_probe();
+    bool selinux = ac_selinux_enabled() > 0;
     gen_key_bool(g, "enabled", selinux);
     yajl_gen_map_close(g);
     yajl_gen_map_close(g); /* linux */

@@ -1,7 +1,9 @@
 /* Unit tests of small utilities the hot path computes itself instead of
  * calling libc: the UTC date (utc_date_time, instead of gmtime_r, which
- * loads the time zone) and mkdir_p (the leaf first). No root needed. */
+ * loads the time zone), mkdir_p (the leaf first), and the /etc/passwd
+ * lookup that stands in for getpwnam in the static binary. No root needed. */
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,4 +125,31 @@ TEST(mkdir_p_leaf_first)
     free(below);
     free(b);
     free(a);
+}
+
+/* The file alone, as glibc's getpwnam/getpwuid read it for the users it
+ * holds (this test binary is dynamic: its NSS has "files" first). */
+TEST(passwd_file_user_as_getpwnam)
+{
+    struct passwd *pw = getpwnam("root");
+    REQUIRE(pw != NULL);
+    uid_t uid = 1;
+    gid_t gid = 1;
+    char *home = NULL;
+    REQUIRE_EQ_INT(passwd_file_user("root", 0, &uid, &gid, &home), 0);
+    CHECK_EQ_INT((int)uid, (int)pw->pw_uid);
+    CHECK_EQ_INT((int)gid, (int)pw->pw_gid);
+    CHECK_EQ_STR(home, pw->pw_dir);
+    free(home);
+    home = NULL;
+    REQUIRE_EQ_INT(passwd_file_user(NULL, 0, &uid, NULL, &home), 0);
+    CHECK_EQ_INT((int)uid, 0);
+    CHECK_EQ_STR(home, pw->pw_dir);
+    free(home);
+    errno = 0;
+    CHECK_EQ_INT(passwd_file_user("agentcage-no-such-user", 0, &uid, &gid, NULL), -1);
+    CHECK_EQ_INT(errno, ENOENT);
+    errno = 0;
+    CHECK_EQ_INT(passwd_file_user(NULL, 4023456789u, NULL, NULL, NULL), -1);
+    CHECK_EQ_INT(errno, ENOENT);
 }

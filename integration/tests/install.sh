@@ -27,7 +27,7 @@ test_version_names_build_and_libraries() {
     assert_contains "$v" "yajl: $(deb_version libyajl2)" "yajl as loaded"
     assert_contains "$v" "libseccomp: $(deb_version libseccomp2)" "libseccomp as loaded"
     assert_contains "$v" "libcap: $(deb_version libcap2)" "libcap"
-    assert_contains "$v" "libselinux: $(deb_version libselinux1)" "libselinux"
+    assert_contains "$v" "glibc: $(deb_version libc6)" "glibc (linked in)"
     ok "$RUNTIME" features
     local f="$OUT"
     assert_eq "$(echo "$f" | jq -r '.annotations["io.agentcage.commit"]')" "$(echo "$v" | sed -n 's/^commit: //p')" "features commit"
@@ -35,7 +35,7 @@ test_version_names_build_and_libraries() {
     assert_eq "$(echo "$f" | jq -r '.annotations["io.agentcage.yajl.version"]')" "$(deb_version libyajl2)" "features yajl"
     assert_eq "$(echo "$f" | jq -r '.annotations["io.github.seccomp.libseccomp.version"]')" "$(deb_version libseccomp2)" "features libseccomp"
     assert_eq "$(echo "$f" | jq -r '.annotations["io.agentcage.libcap.version"]')" "$(deb_version libcap2)" "features libcap"
-    assert_eq "$(echo "$f" | jq -r '.annotations["io.agentcage.libselinux.version"]')" "$(deb_version libselinux1)" "features libselinux"
+    assert_eq "$(echo "$f" | jq -r '.annotations["io.agentcage.glibc.version"]')" "$(deb_version libc6)" "features glibc"
 }
 
 test_check_reports_this_host() {

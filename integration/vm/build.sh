@@ -131,8 +131,10 @@ build_payload() {
     for helper in "$(dirname "$bin")"/agentcage-*; do
         [ -x "$helper" ] && cp "$helper" "$tmp/usr/local/bin/"
     done
+    # the libraries of the dynamic ones (agentcage itself is static-pie
+    # unless built with STATIC_LIBC=0; its helper programs are not)
     local lib
-    for lib in $(ldd "$bin" | awk '/=> \// {print $3} /^\s*\/[^ ]+ \(/ {print $1}'); do
+    for lib in $(ldd "$bin" "$(dirname "$bin")"/agentcage-* 2>/dev/null | awk '/=> \// {print $3} /^\s*\/[^ ]+ \(/ {print $1}' | sort -u); do
         mkdir -p "$tmp$(dirname "$lib")"
         cp -L "$lib" "$tmp$lib"
     done

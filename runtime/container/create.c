@@ -910,12 +910,11 @@ int container_create(const struct global_opts *g, const char *id, const struct c
     }
     if (spec->process == NULL)
         return ac_error(err, 0, "config.json: process: required to create a container");
-    /* libselinux only for a label, loaded here: the init applies it where it
-     * could load no library of the host's */
-    if (((spec->process->selinux_label && *spec->process->selinux_label) ||
-         (spec->linux && spec->linux->mount_label && *spec->linux->mount_label)) &&
-        ac_selinux_load(err) < 0)
-        return ac_error_wrap(err, "config.json: process.selinuxLabel / linux.mountLabel");
+    /* whether SELinux is on, for a label only, looked at here on the host:
+     * the init applies the label where it must not judge the host */
+    if ((spec->process->selinux_label && *spec->process->selinux_label) ||
+        (spec->linux && spec->linux->mount_label && *spec->linux->mount_label))
+        ac_selinux_probe();
     /* What a tier enforces beyond config.json is keyed off the tier
      * tier_map returned, never off annotations alone: on a plain container
      * a user-written io.agentcage.* annotation does nothing. */

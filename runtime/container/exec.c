@@ -353,10 +353,10 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
         }
     }
     c.sync_fd = sync_fds[1];
-    /* the child sets the label inside the container: it cannot load the
-     * library there */
-    if (c.process->selinux_label && *c.process->selinux_label && ac_selinux_load(err) < 0)
-        goto out;
+    /* the child sets the label inside the container: whether SELinux is
+     * on is the host's answer, looked at here */
+    if (c.process->selinux_label && *c.process->selinux_label)
+        ac_selinux_probe();
     if (st->cgroup_path[0] && o->n_cgroup_subs == 0) {
         ac_error_t slow = NULL; /* not to be opened: joined the slow way */
         if (cgroup_join_open(st->cgroup_path, &join, &slow) < 0) {

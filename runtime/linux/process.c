@@ -207,7 +207,7 @@ static int apply_labels(const struct oci_process *p, ac_error_t *err)
         ac_error_free(&ignore);
     }
     if (p->selinux_label && *p->selinux_label) {
-        /* not loaded (-1): setexeccon fails with ENOSYS, never ignored */
+        /* not probed (-1): the write is tried, never the label ignored */
         if (ac_selinux_enabled() != 0) {
             if (ac_selinux_setexeccon(p->selinux_label) < 0)
                 return ac_error(err, errno, "process.selinuxLabel `%s`", p->selinux_label);

@@ -117,7 +117,7 @@ static const char *selinux_mount_label(const struct oci_spec *spec)
     const char *label = spec->linux ? spec->linux->mount_label : NULL;
     if (label == NULL || *label == '\0')
         return NULL;
-    /* -1 (not loaded: create loads it for a label) keeps the label, and
+    /* -1 (not probed: create probes for a label) keeps the label, and
      * the mount then fails rather than drops it */
     if (ac_selinux_enabled() == 0) {
         ac_debug("SELinux is off: ignoring mountLabel `%s`", label);

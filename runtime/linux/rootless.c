@@ -2,7 +2,6 @@
  * and id maps written without host root. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,8 +85,11 @@ static char *user_state_path(const char *name)
     /* the home of the host user we are (inside rootless Podman's user
      * namespace, uid 0 and HOME=/root are not that user) */
     uid_t host_uid = host_uid_of(geteuid());
-    struct passwd *pw = getpwuid(host_uid);
-    const char *home = pw && pw->pw_dir[0] == '/' && host_uid != 0 ? pw->pw_dir : getenv("HOME");
+    cleanup_free char *pw_home = NULL;
+    const char *home = host_uid != 0 && passwd_file_user(NULL, host_uid, NULL, NULL, &pw_home) == 0 &&
+                               pw_home[0] == '/'
+                           ? pw_home
+                           : getenv("HOME");
     if (home && home[0] == '/')
         return xasprintf("%s/.local/state/agentcage/%s", home, name);
     return xasprintf("/tmp/agentcage-%u/%s", (unsigned)geteuid(), name);

@@ -1,4 +1,5 @@
 /* Version, commit and library versions (build_info.h). */
+#include <gnu/libc-version.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <sys/capability.h>
@@ -11,10 +12,6 @@
 #endif
 #ifndef AGENTCAGE_COMMIT
 #define AGENTCAGE_COMMIT "unknown"
-#endif
-/* from pkg-config at build time (the Makefile) */
-#ifndef AGENTCAGE_LIBSELINUX_VERSION
-#define AGENTCAGE_LIBSELINUX_VERSION "unknown"
 #endif
 
 const char *build_version(void)
@@ -43,6 +40,8 @@ void build_libs(struct build_lib libs[BUILD_LIB_COUNT])
 #else
     snprintf(libs[2].version, sizeof(libs[2].version), "unknown");
 #endif
-    libs[3] = (struct build_lib){.name = "libselinux", .annotation = "io.agentcage.libselinux.version"};
-    snprintf(libs[3].version, sizeof(libs[3].version), "%s", AGENTCAGE_LIBSELINUX_VERSION);
+    /* linked in (STATIC_LIBC): the glibc this binary was built with, which
+     * a glibc update does not change until it is rebuilt */
+    libs[3] = (struct build_lib){.name = "glibc", .annotation = "io.agentcage.glibc.version", .loaded = true};
+    snprintf(libs[3].version, sizeof(libs[3].version), "%s", gnu_get_libc_version());
 }

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 
 struct build_lib {
-    const char *name;       /* "yajl", "libseccomp", "libcap", "libselinux" */
+    const char *name;       /* "yajl", "libseccomp", "libcap", "glibc" */
     const char *annotation; /* its key in the features document */
     char version[32];       /* "2.1.0" */
     bool loaded;            /* the library in use now (else: the one built against) */
@@ -15,8 +15,9 @@ struct build_lib {
 
 const char *build_version(void);
 const char *build_commit(void);
-/* yajl and libseccomp say which version is loaded; libcap and libselinux
- * have no such call, so theirs is the version this binary was built with. */
+/* yajl, libseccomp and glibc say which version is in use (the one linked
+ * in, for a static build); libcap has no such call, so its is the version
+ * this binary was built with. */
 void build_libs(struct build_lib libs[BUILD_LIB_COUNT]);
 
 #endif

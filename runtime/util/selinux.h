@@ -1,21 +1,25 @@
-/* libselinux, loaded only for a config that names an SELinux label: a
- * container without one never maps it (nor libpcre2, which it pulls in), nor
- * runs its constructor (which probes /sys/fs/selinux and /proc/filesystems)
- * on the hot path.
+/* SELinux through the kernel's own interface, as crun and runc use it: the
+ * exec label is one write to /proc/thread-self/attr/exec, and whether
+ * SELinux is on is a look at selinuxfs. No libselinux: the runtime binary
+ * links glibc statically (the Makefile's STATIC_LIBC), where a dlopen'd
+ * library would bring its own libc, and libselinux linked in would run
+ * its constructor (a probe of /sys/fs/selinux and /proc/filesystems) in
+ * every command.
  *
- * ac_selinux_load is called on the host before the container's processes
- * are cloned (create, exec): they inherit the loaded library, and never load
- * one themselves, least of all from inside the container's root. */
+ * ac_selinux_probe is called on the host before the container's processes
+ * are cloned (create, exec): they inherit its answer, and never look at a
+ * selinuxfs from inside the container's root. */
 #ifndef AGENTCAGE_SELINUX_H
 #define AGENTCAGE_SELINUX_H
 
-#include "runtime/util/error.h"
-
-/* dlopen libselinux.so.1 (once). -1 with *err when it cannot be loaded. */
-int ac_selinux_load(ac_error_t *err);
-/* is_selinux_enabled(): 1, 0, or -1 when libselinux was not loaded. */
+/* Whether SELinux is on, as libselinux's is_selinux_enabled() says it: a
+ * writable selinuxfs (at /sys/fs/selinux, /selinux, or where
+ * /proc/self/mounts has one) and /etc/selinux/config. Looked at once. */
+void ac_selinux_probe(void);
+/* 1, 0, or -1 when ac_selinux_probe has not run in this process or an
+ * ancestor it was cloned from. */
 int ac_selinux_enabled(void);
-/* setexeccon(label); -1 with errno (ENOSYS: libselinux not loaded). */
+/* setexeccon(label): the label the next execve takes; -1 with errno. */
 int ac_selinux_setexeccon(const char *label);
 
 #endif

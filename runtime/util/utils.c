@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -267,5 +268,30 @@ int remove_dir(const char *dir, int depth, ac_error_t *err)
     closedir(d);
     if (rmdir(dir) < 0 && errno != ENOENT)
         return ac_error(err, errno, "remove `%s`", dir);
+    return 0;
+}
+
+int passwd_file_user(const char *name, uid_t uid, uid_t *uid_out, gid_t *gid_out, char **home)
+{
+    FILE *f = fopen("/etc/passwd", "re");
+    if (!f)
+        return -1;
+    struct passwd pw, *found = NULL;
+    char buf[4096];
+    int r;
+    while ((r = fgetpwent_r(f, &pw, buf, sizeof(buf), &found)) == 0 &&
+           !(name ? strcmp(pw.pw_name, name) == 0 : pw.pw_uid == uid))
+        found = NULL;
+    fclose(f);
+    if (!found) {
+        errno = r == ENOENT || r == 0 ? ENOENT : r;
+        return -1;
+    }
+    if (uid_out)
+        *uid_out = pw.pw_uid;
+    if (gid_out)
+        *gid_out = pw.pw_gid;
+    if (home)
+        *home = xstrdup(pw.pw_dir);
     return 0;
 }

@@ -86,6 +86,14 @@ pid_t process_parent(pid_t pid);
  * (/proc/PID/stat's exit_code); -1 otherwise. */
 int zombie_exit_status(pid_t pid, unsigned long long start_time);
 
+/* A user of /etc/passwd, by name (name non-NULL) or by uid: 0 with its
+ * uid, gid and home (malloc'd, into *home when home is non-NULL), -1 with
+ * errno (ENOENT: no such user there). The file alone, read by glibc's
+ * fgetpwent_r, never an NSS module: the runtime links glibc statically,
+ * where getpwnam would dlopen one (libnss_systemd, libnss_sss ...) with a
+ * libc of its own, and crash in it. */
+int passwd_file_user(const char *name, uid_t uid, uid_t *uid_out, gid_t *gid_out, char **home);
+
 /* Every signal's disposition back to SIG_DFL, for a child that sheds what
  * it inherited (an exec would: ignored signals survive it, handlers do
  * not): only those /proc/thread-self/status lists as ignored or caught,
