@@ -142,6 +142,7 @@ def main():
                     pass
         shutil.rmtree(work, ignore_errors=True)
     what = a.mode + (f" at tier {a.tier}" if a.tier is not None else "")
+    print(f"# ab.py pid {os.getpid()}")
     print(f"{what}: {a.rounds} rounds of {a.per}, interleaved")
     med = [(statistics.median(s["wall"]), statistics.median(s["cpu"])) for s in samples]
     for k, b in enumerate(bins):

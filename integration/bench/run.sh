@@ -150,3 +150,17 @@ unshare -m --propagation private sh -c '
     --workdir "$work" --stateroot "$stateroot" --rootfs "$rootfs" --timeit "$work/timeit" \
     --agentcage "$work/bin/agentcage" --runc "$RUNC" --crun "$CRUN" --runsc "$RUNSC" --docker-config "$DOCKER_CONFIG" \
     --tag "$tag" --checks "$work/checks" ${args[@]+"${args[@]}"}
+
+# The A/B tool (ab.py) against itself, a smoke run for --check: it must
+# time both sides and remove its state roots (/run/agentcage-abPID-*) and
+# cgroups (/agentcage-bench/abPID-*) itself.
+if [ "$check" = 1 ]; then
+    ab_out="$("$here/ab.py" --rounds 2 --per 2 "$work/bin/agentcage" "$work/bin/agentcage" 2>&1)" || true
+    ab_pid="$(echo "$ab_out" | sed -n 's/^# ab\.py pid \([0-9]*\)$/\1/p')"
+    ab_left="$(ls -d /run/agentcage-ab"$ab_pid"-* /sys/fs/cgroup/*/agentcage-bench/ab"$ab_pid"-* 2>/dev/null || true)"
+    if echo "$ab_out" | grep -q '^  B/A: wall ' && [ -n "$ab_pid" ] && [ -z "$ab_left" ]; then
+        echo "ok - ab.py times two binaries interleaved and leaves nothing" >> "$work/checks"
+    else
+        echo "FAIL - ab.py: $(echo "$ab_out $ab_left" | tail -1)" >> "$work/checks"
+    fi
+fi
