@@ -1063,6 +1063,14 @@ static int mask_path(int rootfd, const char *path, const char *label, bool tiere
     return 0;
 }
 
+/* Is the file at fd the root of a mount (statx says so from 5.8)? */
+static bool mount_root(int fd)
+{
+    struct statx stx;
+    return statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, 0, &stx) == 0 &&
+           (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
 static int readonly_path(int rootfd, const char *path, bool tiered, ac_error_t *err)
 {
     cleanup_close int fd = safe_openat(rootfd, path, O_PATH, 0, NULL);
@@ -1071,6 +1079,13 @@ static int readonly_path(int rootfd, const char *path, bool tiered, ac_error_t *
             return 0;
         return ac_error(err, errno, "linux.readonlyPaths: open `%s`", path);
     }
+    /* A mount of the container's already (a tier's /sys): read-only where
+     * it is, with all beneath it. A copy laid over it would clone the
+     * whole subtree (/sys holds the cgroup hierarchies) and leave the
+     * writable original below. */
+    struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+    if (mount_root(fd) && mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof(ro)) == 0)
+        return 0;
     cleanup_close int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
     if (tree < 0)
         return ac_error(err, errno, "linux.readonlyPaths: clone `%s`", path);
