@@ -38,8 +38,8 @@ STATIC_IDN := $(if $(filter 2,$(words $(IDN_ARCHIVES))),-lidn2 -lunistring)
 # glibc too (STATIC_LIBC=1, the default with STATIC_LIBS): a static-pie
 # binary, still loaded at a random address, with no dynamic loader to map
 # libc.so and bind its symbols at every start: 0.1-0.2 ms less of each
-# command, `exec` 2.02 -> 1.83 ms and create+start+delete 6.9 -> 6.3 ms in
-# interleaved A/B (docs/benchmark.md). Nothing in it loads a library at run
+# command, `exec` 2.02 -> 1.83 ms and create+start+delete 7.57 -> 6.82 ms
+# in interleaved A/B (docs/benchmark.md). Nothing in it loads a library at run
 # time: SELinux is two procfs writes (runtime/util/selinux.c), the users it
 # looks up are /etc/passwd's (passwd_file_user), and the egress worker's
 # getaddrinfo runs in an empty root, where no NSS module can be found. A
