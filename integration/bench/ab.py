@@ -122,16 +122,19 @@ def main():
                 samples[k]["wall"] += [w / 1e6 for w, _ in per_iter.values()]
                 samples[k]["cpu"] += [c / 1e6 for _, c in per_iter.values()]
     finally:
+        # every container left (the exec mode's, or one a failed step left
+        # created), then the state roots
         for k, b in enumerate(bins):
-            if a.mode == "exec":
-                subprocess.run([b, "--root", roots[k], "delete", "--force", f"{tag}-x"],
+            left = subprocess.run([b, "--root", roots[k], "list", "-q"], capture_output=True, text=True).stdout
+            for cid in left.split():
+                subprocess.run([b, "--root", roots[k], "delete", "--force", cid],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             shutil.rmtree(roots[k], ignore_errors=True)
         for h in os.listdir("/sys/fs/cgroup"):
             parent = os.path.join("/sys/fs/cgroup", h, "agentcage-bench")
             if os.path.isdir(parent):
                 for d in os.listdir(parent):
-                    if d.startswith(tag):
+                    if d.startswith(tag + "-"):
                         try:
                             os.rmdir(os.path.join(parent, d))
                         except OSError:

@@ -1082,7 +1082,10 @@ static int readonly_path(int rootfd, const char *path, bool tiered, ac_error_t *
     /* A mount of the container's already (a tier's /sys): read-only where
      * it is, with all beneath it. A copy laid over it would clone the
      * whole subtree (/sys holds the cgroup hierarchies) and leave the
-     * writable original below. */
+     * writable original below. Every mount the root holds is the
+     * container's own (the rootfs was bound onto itself, its submounts
+     * copied with it), so no mount of the host's changes, not even in the
+     * host's mount namespace. */
     struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
     if (mount_root(fd) && mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof(ro)) == 0)
         return 0;

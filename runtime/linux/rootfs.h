@@ -33,7 +33,7 @@ struct rootfs_options {
  * proc, sysfs, mqueue, devpts, cgroup/cgroup2 ...), create linux.devices and
  * the default devices (null zero full random urandom tty, ptmx -> pts/ptmx,
  * /dev/fd, stdin/out/err, core symlinks) when /dev is not a bind of the host,
- * apply mountLabel through libselinux when SELinux is on (ignored when off).
+ * apply mountLabel (a context= option) when SELinux is on (ignored when off).
  * Every destination is resolved inside the rootfs without following
  * symlinks out of it. */
 int rootfs_prepare(const struct oci_spec *spec, const struct rootfs_options *opts, ac_error_t *err);
