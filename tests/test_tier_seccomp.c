@@ -203,6 +203,21 @@ static int probe_tier(int tier, long *out, long *answered)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+/* How an i386 syscall (int 0x80) ends without any filter: 0 when it runs.
+ * A kernel without the i386 entry (ia32 emulation off, as in the PVM guest
+ * seen on 2026-12-07) kills the caller with SIGSEGV itself, filter or not. */
+static int i386_without_filter(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        long r;
+        __asm__ volatile("int $0x80" : "=a"(r) : "a"(20L) : "memory"); /* i386 getpid */
+        _exit(0);
+    }
+    int status = 0;
+    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
 static void check_common(const long *r)
 {
     CHECK_EQ_INT(r[P_GETPID], 0);
@@ -227,7 +242,9 @@ static void check_common(const long *r)
     CHECK_EQ_INT(r[P_OWN_FILTER], 0);
     CHECK_EQ_INT(r[P_FORK], 0);
     CHECK_EQ_INT(r[P_THREAD], 0);
-    CHECK_EQ_INT(r[P_I386], SIGSYS);
+    /* the filter kills it where the kernel would run it */
+    int bare = i386_without_filter();
+    CHECK_EQ_INT(r[P_I386], bare == 0 ? SIGSYS : bare);
 }
 
 TEST(tier0_filter_refuses_ip_sockets)
