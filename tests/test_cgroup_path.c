@@ -155,6 +155,44 @@ TEST(layout_pure_v1_comounted)
     cg_layout_release(&l);
 }
 
+/* The mount a container's cgroup mount binds for each /proc/self/cgroup
+ * line, taken from the runtime's layout (mount_cgroup_v1). */
+TEST(layout_hierarchy_mount_by_cgroup_line)
+{
+    static const char mi[] =
+        "29 25 0:27 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+        "30 25 0:28 /outer /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+        "31 25 0:29 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,xattr,name=systemd\n"
+        "32 25 0:30 / /sys/fs/cgroup/other rw - cgroup cgroup rw,name=other\n"
+        "33 25 0:28 /sub /mnt/mem rw - cgroup cgroup rw,memory\n"
+        "41 25 0:38 /x /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
+    struct cg_layout l;
+    ac_error_t err = NULL;
+    REQUIRE(cg_layout_parse(mi, &l, &err) == 0);
+    const char *mp = NULL, *root = NULL;
+    CHECK_EQ_INT(cg_layout_hierarchy_mount(&l, "cpu,cpuacct", &mp, &root), 1);
+    CHECK_EQ_STR(mp, "/sys/fs/cgroup/cpu,cpuacct");
+    CHECK_EQ_STR(root, "/");
+    /* the first mount of a hierarchy, with its root */
+    CHECK_EQ_INT(cg_layout_hierarchy_mount(&l, "memory", &mp, &root), 1);
+    CHECK_EQ_STR(mp, "/sys/fs/cgroup/memory");
+    CHECK_EQ_STR(root, "/outer");
+    CHECK_EQ_INT(cg_layout_hierarchy_mount(&l, "name=systemd", &mp, &root), 1);
+    CHECK_EQ_STR(mp, "/sys/fs/cgroup/systemd");
+    CHECK_EQ_INT(cg_layout_hierarchy_mount(&l, "", &mp, &root), 1);
+    CHECK_EQ_STR(mp, "/sys/fs/cgroup/unified");
+    CHECK_EQ_STR(root, "/x");
+    /* known controllers the host does not mount: none */
+    CHECK_EQ_INT(cg_layout_hierarchy_mount(&l, "net_cls,net_prio", &mp, &root), 0);
+    CHECK_EQ_INT(cg_layout_hierarchy_mount(&l, "pids", &mp, &root), 0);
+    /* a named hierarchy the layout does not keep: it cannot tell */
+    CHECK_EQ_INT(cg_layout_hierarchy_mount(&l, "name=other", &mp, &root), -1);
+    cg_layout_release(&l);
+    REQUIRE(cg_layout_parse(mi_v1, &l, &err) == 0);
+    CHECK_EQ_INT(cg_layout_hierarchy_mount(&l, "", &mp, &root), 0); /* no cgroup2 mount */
+    cg_layout_release(&l);
+}
+
 TEST(layout_hybrid)
 {
     static const char mi[] =

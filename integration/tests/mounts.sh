@@ -165,6 +165,34 @@ test_cgroup_mount() {
     assert_eq "$RC" 0 "exit: $OUT"
 }
 
+# Each hierarchy the host mounts shows the container's own cgroup, read-only
+# (bound from the host mount, found in the runtime's cgroup layout); in a
+# cgroup namespace of its own, a fresh mount of each hierarchy shows its root.
+test_cgroup_mount_shows_the_containers_cgroup() {
+    local cfg_mount='.mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["nosuid", "noexec", "nodev", "relatime", "ro"]}]'
+    local id; id="$(new_id)"
+    make_bundle "$id" /bin/sh -c 'awk '"'"'$9 ~ /^cgroup2?$/ {print $4, $5, $6}'"'"' /proc/self/mountinfo'
+    cfg "$cfg_mount"
+    OUT="$(rt run --bundle "$BUNDLE" "$id" 2>&1 </dev/null)" || fail "run failed: $OUT"
+    local n_host n_seen
+    n_host="$(awk '$9 ~ /^cgroup2?$/ && $5 ~ "^/sys/fs/cgroup/" {n++} END {print n+0}' /proc/self/mountinfo)"
+    n_seen="$(echo "$OUT" | grep -c " /sys/fs/cgroup/")"
+    assert_eq "$n_seen" "$n_host" "one mount per host hierarchy: $OUT"
+    local bad
+    bad="$(echo "$OUT" | awk -v cg="/$CGROUP_PARENT/$id" '$1 != cg || $3 !~ /^ro,/')"
+    assert_eq "$bad" "" "every one the container's cgroup ($id), read-only: $OUT"
+    # a cgroup namespace of its own: each shows the namespace's root
+    id="$(new_id)"
+    make_bundle "$id" /bin/sh -c 'awk '"'"'$9 ~ /^cgroup2?$/ {print $4, $5, $6}'"'"' /proc/self/mountinfo'
+    cfg "$cfg_mount"
+    cfg '.linux.namespaces += [{type: "cgroup"}]'
+    OUT="$(rt run --bundle "$BUNDLE" "$id" 2>&1 </dev/null)" || fail "run (cgroup namespace) failed: $OUT"
+    n_seen="$(echo "$OUT" | grep -c " /sys/fs/cgroup/")"
+    assert_eq "$n_seen" "$n_host" "one mount per host hierarchy (cgroup namespace): $OUT"
+    bad="$(echo "$OUT" | awk '$1 != "/" || $3 !~ /^ro,/')"
+    assert_eq "$bad" "" "every one the namespace's root, read-only: $OUT"
+}
+
 test_root_path_relative_to_bundle() {
     local id; id="$(new_id)"
     make_bundle "$id" /bin/echo relative-root

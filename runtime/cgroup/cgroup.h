@@ -23,6 +23,15 @@ enum cgroup_mode cgroup_host_mode(void);
 const char *cgroup_controller_where(const char *name);
 /* The cgroup2 mount, or NULL when there is none. */
 const char *cgroup_v2_mount(void);
+/* The mount of a hierarchy, by a /proc/self/cgroup line's controllers
+ * ("cpu,cpuacct", "name=systemd", "" for cgroup2), as this process's layout
+ * has it: its mountpoint and its root inside the hierarchy. The root is as
+ * the cgroup namespace of the process that read the layout sees it (the
+ * runtime's, read before the clone: the init may use it only while it is
+ * in that same cgroup namespace). Returns 1 when found, 0 when the
+ * hierarchy is not mounted, -1 when the layout cannot tell (a named
+ * hierarchy it does not know, or no layout). */
+int cgroup_hierarchy_mount(const char *controllers, const char **mountpoint, const char **root);
 
 /* Resolve the container's cgroup path (relative to each hierarchy's root,
  * starting with '/') from config.json's linux.cgroupsPath:

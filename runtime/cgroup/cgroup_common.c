@@ -151,6 +151,7 @@ void cg_layout_release(struct cg_layout *l)
         free(l->v1[i].options);
     }
     free(l->v2_mount);
+    free(l->v2_root);
     memset(l, 0, sizeof(*l));
 }
 
@@ -196,7 +197,9 @@ int cg_layout_parse(const char *mountinfo, struct cg_layout *l, ac_error_t *err)
             if (l->v2_mount == NULL || (!preferred_v2_mount(l->v2_mount) &&
                                         preferred_v2_mount(fields[4]))) {
                 free(l->v2_mount);
+                free(l->v2_root);
                 l->v2_mount = mountinfo_unescape(fields[4]);
+                l->v2_root = mountinfo_unescape(fields[3]);
             }
             continue;
         }
@@ -288,6 +291,56 @@ const char *cgroup_controller_where(const char *name)
         return w == CG_ON_V1 ? "v1" : w == CG_ON_V2 ? "v2" : NULL;
     }
     return NULL;
+}
+
+/* Is every comma-separated word of want among those of have? */
+static bool words_among(const char *want, const char *have)
+{
+    for (const char *w = want; *w;) {
+        size_t wl = strcspn(w, ",");
+        bool found = false;
+        for (const char *h = have; *h && !found;) {
+            size_t hl = strcspn(h, ",");
+            found = hl == wl && strncmp(h, w, wl) == 0;
+            h += hl + (h[hl] == ',');
+        }
+        if (!found)
+            return false;
+        w += wl + (w[wl] == ',');
+    }
+    return true;
+}
+
+int cgroup_hierarchy_mount(const char *controllers, const char **mountpoint, const char **root)
+{
+    cleanup_error ac_error_t err = NULL;
+    const struct cg_layout *l = cg_layout_get(&err);
+    return l ? cg_layout_hierarchy_mount(l, controllers, mountpoint, root) : -1;
+}
+
+int cg_layout_hierarchy_mount(const struct cg_layout *l, const char *controllers, const char **mountpoint,
+                              const char **root)
+{
+    if (*controllers == '\0') {
+        *mountpoint = l->v2_mount;
+        *root = l->v2_root;
+        return l->v2_mount ? 1 : 0;
+    }
+    for (size_t i = 0; i < l->n_v1; i++) {
+        if (words_among(controllers, l->v1[i].options)) {
+            *mountpoint = l->v1[i].mountpoint;
+            *root = l->v1[i].root;
+            return 1;
+        }
+    }
+    /* not mounted, when the layout would have kept a mount of it: every
+     * controller named is one it knows */
+    cleanup_free char *copy = xstrdup(controllers);
+    char *save = NULL;
+    for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save))
+        if (v1_controllers_of(w) == 0)
+            return -1;
+    return 0;
 }
 
 const char *cgroup_v2_mount(void)

@@ -51,6 +51,7 @@ struct cg_layout {
     size_t n_v1;
     int v1_index[CG_CONTROLLER_COUNT]; /* index into v1[], -1 when none */
     char *v2_mount; /* NULL when there is no cgroup2 mount */
+    char *v2_root;  /* that mount's root inside the hierarchy (mountinfo field 4) */
     uint32_t v2_controllers; /* available at the cgroup2 root (cgroup.controllers) */
 };
 
@@ -58,6 +59,9 @@ struct cg_layout {
  * when it exists). Exposed for tests; the runtime uses cg_layout_get(). */
 int cg_layout_parse(const char *mountinfo, struct cg_layout *layout, ac_error_t *err);
 void cg_layout_release(struct cg_layout *layout);
+/* cgroup_hierarchy_mount (cgroup.h) on a given layout. */
+int cg_layout_hierarchy_mount(const struct cg_layout *l, const char *controllers, const char **mountpoint,
+                              const char **root);
 /* The host's layout, parsed once per process. */
 const struct cg_layout *cg_layout_get(ac_error_t *err);
 

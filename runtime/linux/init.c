@@ -121,6 +121,15 @@ static int write_secrets(const struct init_config *c, ac_error_t *err)
     return 0;
 }
 
+/* Is a cgroup namespace given by path in linux.namespaces? */
+static bool joins_cgroupns(const struct init_config *c)
+{
+    for (int i = 0; i < NS_COUNT; i++)
+        if (ns_join_order[i] == CLONE_NEWCGROUP)
+            return c->join_fds[i] >= 0;
+    return false;
+}
+
 /* Report the error to the runtime and die. */
 __attribute__((noreturn)) static void init_fail(int sync_fd, ac_error_t *err)
 {
@@ -216,6 +225,7 @@ void init_main(const struct init_config *c)
                                                                    : NULL,
                                 .home_allow = c->tier != TIER_NONE ? spec_annotation(spec, "io.agentcage.home-allow")
                                                                    : NULL,
+                                .cgroupns_is_runtimes = !c->new_cgroupns && !joins_cgroupns(c),
                                 .rootfs_idmap_fd = c->late_userns_fd,
                                 .idmap_fds = c->idmap_fds, .bind_tree_fds = c->bind_tree_fds};
     if (rootfs_prepare(spec, &ro, &err) < 0)
