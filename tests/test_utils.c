@@ -127,6 +127,42 @@ TEST(mkdir_p_leaf_first)
     free(a);
 }
 
+/* A line longer than the first buffer (a 10 KiB GECOS field) before the
+ * user looked for, and as the user itself. */
+TEST(passwd_file_user_long_lines)
+{
+    char path[] = "/tmp/agentcage-test-passwd.XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    REQUIRE(f != NULL);
+    char *gecos = xmalloc(10241);
+    memset(gecos, 'g', 10240);
+    gecos[10240] = '\0';
+    fprintf(f, "root:x:0:0:root:/root:/bin/sh\n");
+    fprintf(f, "long:x:1001:1002:%s:/home/long:/bin/sh\n", gecos);
+    fprintf(f, "after:x:1003:1004::/home/after:/bin/sh\n");
+    fclose(f);
+    uid_t uid = 0;
+    gid_t gid = 0;
+    char *home = NULL;
+    CHECK_EQ_INT(passwd_file_user_in(path, "after", 0, &uid, &gid, &home), 0);
+    CHECK_EQ_INT((int)uid, 1003);
+    CHECK_EQ_INT((int)gid, 1004);
+    CHECK_EQ_STR(home, "/home/after");
+    free(home);
+    home = NULL;
+    CHECK_EQ_INT(passwd_file_user_in(path, NULL, 1001, &uid, &gid, &home), 0);
+    CHECK_EQ_INT((int)gid, 1002);
+    CHECK_EQ_STR(home, "/home/long");
+    free(home);
+    errno = 0;
+    CHECK_EQ_INT(passwd_file_user_in(path, "none", 0, NULL, NULL, NULL), -1);
+    CHECK_EQ_INT(errno, ENOENT);
+    free(gecos);
+    unlink(path);
+}
+
 /* The file alone, as glibc's getpwnam/getpwuid read it for the users it
  * holds (this test binary is dynamic: its NSS has "files" first). */
 TEST(passwd_file_user_as_getpwnam)

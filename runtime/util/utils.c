@@ -273,15 +273,33 @@ int remove_dir(const char *dir, int depth, ac_error_t *err)
 
 int passwd_file_user(const char *name, uid_t uid, uid_t *uid_out, gid_t *gid_out, char **home)
 {
-    FILE *f = fopen("/etc/passwd", "re");
+    return passwd_file_user_in("/etc/passwd", name, uid, uid_out, gid_out, home);
+}
+
+int passwd_file_user_in(const char *path, const char *name, uid_t uid, uid_t *uid_out, gid_t *gid_out,
+                        char **home)
+{
+    FILE *f = fopen(path, "re");
     if (!f)
         return -1;
     struct passwd pw, *found = NULL;
-    char buf[4096];
+    size_t size = 4096;
+    cleanup_free char *buf = xmalloc(size);
     int r;
-    while ((r = fgetpwent_r(f, &pw, buf, sizeof(buf), &found)) == 0 &&
-           !(name ? strcmp(pw.pw_name, name) == 0 : pw.pw_uid == uid))
+    for (;;) {
+        r = fgetpwent_r(f, &pw, buf, size, &found);
+        /* a longer line: glibc puts the stream back at its start, read
+         * again into a larger buffer */
+        if (r == ERANGE && size < (1u << 20)) {
+            size *= 2;
+            free(buf);
+            buf = xmalloc(size);
+            continue;
+        }
+        if (r != 0 || (name ? strcmp(pw.pw_name, name) == 0 : pw.pw_uid == uid))
+            break;
         found = NULL;
+    }
     fclose(f);
     if (!found) {
         errno = r == ENOENT || r == 0 ? ENOENT : r;

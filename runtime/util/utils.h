@@ -93,6 +93,9 @@ int zombie_exit_status(pid_t pid, unsigned long long start_time);
  * where getpwnam would dlopen one (libnss_systemd, libnss_sss ...) with a
  * libc of its own, and crash in it. */
 int passwd_file_user(const char *name, uid_t uid, uid_t *uid_out, gid_t *gid_out, char **home);
+/* The same in another file of that format (a line of any length). */
+int passwd_file_user_in(const char *path, const char *name, uid_t uid, uid_t *uid_out, gid_t *gid_out,
+                        char **home);
 
 /* Every signal's disposition back to SIG_DFL, for a child that sheds what
  * it inherited (an exec would: ignored signals survive it, handlers do
