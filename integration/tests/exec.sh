@@ -34,10 +34,19 @@ test_exec_joins_namespaces() {
     ok rt delete --force "$CID"
 }
 
+# Every hierarchy, the cgroup2 one of a hybrid host included: the exec'd
+# process joins them itself (v1 by the tasks files, cgroup2 by clone3), as
+# a vfork-like child the runtime does not wait on, before its execve.
 test_exec_joins_cgroup() {
     running
     run_in "$CID" /bin/cat /proc/self/cgroup
     assert_match "$(echo "$OUT" | grep ':memory:')" "/$CGROUP_PARENT/$CID\$" "exec'd process memory cgroup"
+    local want; want="$(awk '$9 ~ /^cgroup2?$/ && $5 ~ "^/sys/fs/cgroup/?" {n++} END {print n+0}' /proc/self/mountinfo)"
+    assert_eq "$(echo "$OUT" | grep -c ":/$CGROUP_PARENT/$CID\$")" "$want" "every hierarchy: $OUT"
+    # the runtime goes on after it (pid file, audit), and a second exec too
+    rt exec --detach --pid-file "$T/p1" "$CID" /bin/probe sleep 600 >/dev/null 2>&1 </dev/null || fail "exec -d failed"
+    track_pid "$(cat "$T/p1")"
+    assert_eq "$(grep -c ":/$CGROUP_PARENT/$CID\$" "/proc/$(cat "$T/p1")/cgroup")" "$want" "detached exec's cgroups"
     ok rt delete --force "$CID"
 }
 

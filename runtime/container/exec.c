@@ -107,6 +107,7 @@ struct exec_child {
     int tier;                /* the container's tier from its state, TIER_NONE when plain */
     bool userns_late;        /* the tier's user namespace: joined after the others, as its init did */
     bool cgroup2_placed;     /* no cgroup2 mount, or clone3 put us in ours: joining v1 is all */
+    bool vforked;            /* started by clone_vfork: the runtime waits for our execve, we never wait for it */
     const char *landlock_rw;
 };
 
@@ -128,6 +129,8 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
     /* in all our cgroups by ourselves: the runtime has nothing to do before
      * we go on, and sends no go-ahead (cgroup_join_finish's *alone) */
     enum sync_type t;
+    if (c->vforked && !joined)
+        _exit(1); /* (the runtime has the reason from the report) */
     if (!(joined && c->cgroup2_placed) && (sync_recv(c->sync_fd, &t, NULL, NULL) < 0 || t != SYNC_GO))
         _exit(1);
     ac_debug("nsexec container setup: joining the container's namespaces");
@@ -234,6 +237,27 @@ static void exec_audit(const struct global_opts *g, const struct container_state
     cleanup_free char *members = xasprintf("\"tier\":%d,\"pid\":%d,\"argv\":%s,\"user\":\"%u:%u\"", st->tier, pid,
                                            argv_json, process->user.uid, process->user.gid);
     container_audit(g, "exec", st->id, members);
+}
+
+static int exec_child_vforked(void *arg)
+{
+    exec_child_main(arg);
+}
+
+/* The exec child as vfork (clone_vfork) when nothing of its setup waits for
+ * the runtime: it joins every cgroup by itself (v1 through the `tasks`
+ * files, cgroup2 by clone3), and has no terminal to hand over, no listener
+ * or tier watchdog to get its seccomp fd, no sub-cgroup for the runtime to
+ * put it in; host root (a rootless runtime joins the container's user
+ * namespace itself first). */
+static bool exec_can_vfork(const struct exec_child *c, const struct cgroup_join *join, const struct exec_options *o,
+                           bool console_pair)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return false; /* ASan does not follow a child that shares its memory on another stack */
+#endif
+    return geteuid() == 0 && c->tier == TIER_NONE && c->console_fd < 0 && !console_pair && join->n > 0 &&
+           o->n_cgroup_subs == 0 && !(c->seccomp && c->seccomp->listener_path && *c->seccomp->listener_path);
 }
 
 int container_exec(const struct global_opts *g, struct container_state *st, enum container_status status,
@@ -365,8 +389,22 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
         }
     }
     c.cgroup_join = &join;
-    bool child_joins = join.n > 0, has_v2 = join.v2_fd >= 0, into_cgroup, alone = false;
-    child = clone_child(0, join.v2_fd, &into_cgroup);
+    bool child_joins = join.n > 0, has_v2 = join.v2_fd >= 0, into_cgroup, alone = false, vforked = false;
+    if (exec_can_vfork(&c, &join, o, console_pair[0] >= 0)) {
+        /* the child's copies of what it closes and changes: its fd table is
+         * its own, its memory ours */
+        static char stack[256 * 1024] __attribute__((aligned(16)));
+        struct cgroup_join child_join = join;
+        struct exec_child vc = c;
+        vc.cgroup_join = &child_join;
+        vc.cgroup2_placed = true;
+        vc.vforked = true;
+        child = clone_vfork(exec_child_vforked, &vc, stack, sizeof(stack), join.v2_fd);
+        vforked = child > 0;
+        into_cgroup = vforked && has_v2;
+    }
+    if (!vforked)
+        child = clone_child(0, join.v2_fd, &into_cgroup);
     if (child < 0) {
         ac_error(err, errno, "exec: fork");
         goto out;
@@ -381,7 +419,20 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
     close(sync_fds[1]);
     sync_fds[1] = -1;
     cgroup_join_close(&join);
-    if (st->cgroup_path[0] &&
+    if (vforked) {
+        /* it has exec'd (or died): its report of the cgroups is there */
+        enum sync_type joined_type;
+        cleanup_free char *why = NULL;
+        if (sync_recv(sync_fds[0], &joined_type, &why, NULL) < 0 || joined_type != SYNC_JOINED) {
+            ac_error(err, 0, "exec failed: the process died during setup");
+            goto out_kill;
+        }
+        if (why && *why) {
+            ac_error(err, 0, "exec failed: %s", why);
+            goto out_kill;
+        }
+        alone = true;
+    } else if (st->cgroup_path[0] &&
         (o->n_cgroup_subs
              ? cgroup_enter_sub(st->cgroup_path, child, o->cgroup_subs, o->n_cgroup_subs, err)
              : cgroup_join_finish(sync_fds[0], child_joins, has_v2, into_cgroup, st->cgroup_path, child, &alone,

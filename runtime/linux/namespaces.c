@@ -182,16 +182,20 @@ int netns_pinned_open(const char *path, int *fd, ac_error_t *err)
     return 0;
 }
 
+/* clone3's arguments (linux/sched.h's struct clone_args, to version 2) */
+struct clone3_args {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size,
+        cgroup;
+};
+#define AC_CLONE_INTO_CGROUP 0x200000000ULL
+
 pid_t clone_child(unsigned long flags, int cgroup_fd, bool *into_cgroup)
 {
     *into_cgroup = false;
     if (cgroup_fd >= 0) {
-        struct clone_args {
-            uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
-                set_tid_size, cgroup;
-        } args = {.flags = flags | 0x200000000ULL /* CLONE_INTO_CGROUP */,
-                  .exit_signal = SIGCHLD,
-                  .cgroup = (uint64_t)cgroup_fd};
+        struct clone3_args args = {.flags = flags | AC_CLONE_INTO_CGROUP,
+                                   .exit_signal = SIGCHLD,
+                                   .cgroup = (uint64_t)cgroup_fd};
         long r = syscall(SYS_clone3, &args, sizeof(args));
         if (r >= 0) {
             *into_cgroup = true;
@@ -201,6 +205,55 @@ pid_t clone_child(unsigned long flags, int cgroup_fd, bool *into_cgroup)
             return -1;
     }
     return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+#if defined(__x86_64__)
+/* clone3 whose child calls fn(arg) on the stack args gives it and exits
+ * with what it returns: the child cannot come back through C code, whose
+ * frames are on the caller's stack. */
+static long clone3_run(struct clone3_args *args, int (*fn)(void *), void *arg)
+{
+    register long r12 __asm__("r12") = (long)arg;
+    register long r13 __asm__("r13") = (long)fn;
+    long ret;
+    __asm__ volatile("syscall\n\t"
+                     "test %%rax, %%rax\n\t"
+                     "jnz 1f\n\t"
+                     "xor %%ebp, %%ebp\n\t"
+                     "mov %%r12, %%rdi\n\t"
+                     "call *%%r13\n\t"
+                     "mov %%eax, %%edi\n\t"
+                     "mov $231, %%eax\n\t" /* exit_group */
+                     "syscall\n\t"
+                     "ud2\n"
+                     "1:"
+                     : "=a"(ret)
+                     : "0"((long)SYS_clone3), "D"(args), "S"(sizeof(*args)), "r"(r12), "r"(r13)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+#endif
+
+pid_t clone_vfork(int (*fn)(void *), void *arg, void *stack, size_t stack_size, int cgroup_fd)
+{
+    if (cgroup_fd < 0)
+        return clone(fn, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, arg);
+#if defined(__x86_64__)
+    struct clone3_args args = {.flags = CLONE_VM | CLONE_VFORK | AC_CLONE_INTO_CGROUP,
+                               .exit_signal = SIGCHLD,
+                               .stack = (uint64_t)(uintptr_t)stack,
+                               .stack_size = stack_size,
+                               .cgroup = (uint64_t)cgroup_fd};
+    long r = clone3_run(&args, fn, arg);
+    if (r < 0) {
+        errno = (int)-r;
+        return -1;
+    }
+    return (pid_t)r;
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
 }
 
 bool cgroup_join_report(struct cgroup_join *j, int sync_fd)

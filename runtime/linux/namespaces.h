@@ -20,6 +20,16 @@ const char *ns_proc_name(int type); /* CLONE_NEWNET -> "net" */
  * it is clone3 with CLONE_INTO_CGROUP, so the child starts in that cgroup
  * and *into_cgroup says no cgroup.procs write is needed there. */
 pid_t clone_child(unsigned long flags, int cgroup_fd, bool *into_cgroup);
+/* A child that shares the caller's memory until it execs or exits, as
+ * vfork does: the caller is suspended meanwhile, and no page table is
+ * copied, faulted in again or torn down (in a paravirtualized guest those
+ * were most of an `exec`'s fork). The child runs fn(arg) on its own stack
+ * (stack_size bytes at stack, the top 16-byte aligned), never returns
+ * from it and must never wait for the caller. With a cgroup2 directory fd
+ * it starts in that cgroup (clone3 with CLONE_INTO_CGROUP: x86-64 only).
+ * Returns the child's pid once it has exec'd or exited, -1 with errno when
+ * the kernel refuses (the caller then forks). */
+pid_t clone_vfork(int (*fn)(void *), void *arg, void *stack, size_t stack_size, int cgroup_fd);
 /* The two sides of a child joining its cgroup itself (cgroup.h): the
  * child joins its v1 hierarchies and tells the runtime over sync_fd;
  * the runtime (cgroup_join_finish) waits for that and puts the child in
