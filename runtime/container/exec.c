@@ -399,6 +399,10 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
         vc.cgroup_join = &child_join;
         vc.cgroup2_placed = true;
         vc.vforked = true;
+        /* the child's memory is ours until its execve: not dumpable from
+         * its first moment in the container's pid namespace (the flag is
+         * the memory's, so ours too from here on) */
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         child = clone_vfork(exec_child_vforked, &vc, stack, sizeof(stack), join.v2_fd);
         vforked = child > 0;
         into_cgroup = vforked && has_v2;
