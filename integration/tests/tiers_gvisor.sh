@@ -317,6 +317,7 @@ test_gvisor_operator_kernel_for_tier() {
 test_gvisor_missing_or_broken_runsc_refused() {
     gv_setup
     local devnull_owner; devnull_owner="$(stat -c %u:%g /dev/null)"
+    local runsc_cgroups; runsc_cgroups="$(ls -d /sys/fs/cgroup/*/runsc-* 2>/dev/null | sort)"
     local variant
     cp /usr/bin/runsc "$T/runsc-writable" && chmod 777 "$T/runsc-writable"
     for variant in "--runsc $T/no-such-runsc:is missing" "--runsc $T/runsc-writable:not root's alone" \
@@ -332,6 +333,8 @@ test_gvisor_missing_or_broken_runsc_refused() {
     # the self-checks (runsc do: its sandbox runs as nobody and chowns its
     # stdio) never re-owned the host's /dev/null
     assert_eq "$(stat -c %u:%g /dev/null)" "$devnull_owner" "the host's /dev/null keeps its owner"
+    # nor left a cgroup of runsc's own (a sandbox that fails to boot did)
+    assert_eq "$(ls -d /sys/fs/cgroup/*/runsc-* 2>/dev/null | sort)" "$runsc_cgroups" "no runsc-* cgroup left"
 }
 
 # Task-scoped credentials under gVisor: the secret is a read-only file at

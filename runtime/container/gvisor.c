@@ -168,7 +168,12 @@ static int self_check(const struct global_opts *g, int tier, const struct stat *
     cleanup_free char *dir = xasprintf("/run/agentcage-gvisor-check-%d", getpid());
     cleanup_free char *root = xasprintf("--root=%s/state", dir);
     cleanup_free char *platform = xasprintf("--platform=%s", g->tier.runsc_platform);
-    char *argv[] = {(char *)g->tier.runsc, root, platform, "--network=none", "do", "/bin/true", NULL};
+    /* --ignore-cgroups: a sandbox that fails to boot (KVM without
+     * /dev/kvm) left the cgroup runsc made for it ("runsc-<random>" at
+     * each hierarchy's root, which no one else would remove); the check
+     * needs none */
+    char *argv[] = {(char *)g->tier.runsc, root, platform, "--ignore-cgroups", "--network=none", "do", "/bin/true",
+                    NULL};
     /* `runsc do` writes its bundle in a fresh $TMPDIR/runsc-do* and leaves
      * it there: its TMPDIR is this check's own folder, removed below. */
     cleanup_free char *tmpdir = xasprintf("TMPDIR=%s", dir);
@@ -186,7 +191,8 @@ static int self_check(const struct global_opts *g, int tier, const struct stat *
         char how[32];
         snprintf(how, sizeof(how), status < 0 ? "did not finish in 10 s" : "exited %d", status);
         return ac_error(err, 0,
-                        "tier %d runs under gVisor, but its self-check failed: `%s %s --network=none do /bin/true` "
+                        "tier %d runs under gVisor, but its self-check failed: `%s %s --ignore-cgroups --network=none do "
+                        "/bin/true` "
                         "%s: refused",
                         tier, g->tier.runsc, platform, how);
     }
