@@ -121,11 +121,11 @@ static int write_secrets(const struct init_config *c, ac_error_t *err)
     return 0;
 }
 
-/* Is a cgroup namespace given by path in linux.namespaces? */
-static bool joins_cgroupns(const struct init_config *c)
+/* Is a namespace of this type given by path in linux.namespaces? */
+static bool joins_ns(const struct init_config *c, int type)
 {
     for (int i = 0; i < NS_COUNT; i++)
-        if (ns_join_order[i] == CLONE_NEWCGROUP)
+        if (ns_join_order[i] == type)
             return c->join_fds[i] >= 0;
     return false;
 }
@@ -225,7 +225,8 @@ void init_main(const struct init_config *c)
                                                                    : NULL,
                                 .home_allow = c->tier != TIER_NONE ? spec_annotation(spec, "io.agentcage.home-allow")
                                                                    : NULL,
-                                .cgroupns_is_runtimes = !c->new_cgroupns && !joins_cgroupns(c),
+                                .cgroupns_is_runtimes = !c->new_cgroupns && !joins_ns(c, CLONE_NEWCGROUP) &&
+                                                        !joins_ns(c, CLONE_NEWNS),
                                 .rootfs_idmap_fd = c->late_userns_fd,
                                 .idmap_fds = c->idmap_fds, .bind_tree_fds = c->bind_tree_fds};
     if (rootfs_prepare(spec, &ro, &err) < 0)

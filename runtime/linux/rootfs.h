@@ -22,8 +22,9 @@ struct rootfs_options {
     int rootfs_idmap_fd;        /* a user namespace to idmap the rootfs with, or -1 */
     const int *idmap_fds;       /* per mount: its idmap's user namespace, made before the clone, or -1; or NULL */
     const int *bind_tree_fds;   /* per mount: its bind tree made before the clone (rootfs_make_bind_trees), or -1; or NULL */
-    bool cgroupns_is_runtimes;  /* no cgroup namespace of the container's (new or joined): a cgroup
-                                   mount may use the hierarchies' mounts as the runtime read them */
+    bool cgroupns_is_runtimes;  /* no cgroup namespace of the container's (new or joined) and no mount
+                                   namespace joined by path: a cgroup mount may use the hierarchies'
+                                   mounts as the runtime read them (same roots, same mountpoints) */
     bool tiered;                /* a masked or read-only path beneath a file (a tier's protection paths
                                    under a single-file bind) protects nothing, as one that does not exist */
 };
