@@ -1,6 +1,7 @@
 /* Unit tests of small utilities the hot path computes itself instead of
  * calling libc: the UTC date (utc_date_time, instead of gmtime_r, which
- * loads the time zone), mkdir_p (the leaf first), and the /etc/passwd
+ * loads the time zone), mkdir_p (the leaf first), list_has/list_has_all
+ * (mount options and cgroup controllers), and the /etc/passwd
  * lookup that stands in for getpwnam in the static binary. No root needed. */
 #include <errno.h>
 #include <pwd.h>
@@ -125,6 +126,26 @@ TEST(mkdir_p_leaf_first)
     free(below);
     free(b);
     free(a);
+}
+
+/* The word lists of mount options and cgroup controllers: whole words only,
+ * every one of them, in any order. */
+TEST(list_has_whole_words)
+{
+    const char *opts = "rw,nosuid,nodev,noexec,relatime,cpu,cpuacct";
+    CHECK(list_has(opts, ',', "cpu"));
+    CHECK(list_has(opts, ',', "cpuacct"));
+    CHECK(!list_has(opts, ',', "cpuset")); /* a longer word that starts the same */
+    CHECK(!list_has(opts, ',', "acct"));   /* the tail of a word */
+    CHECK(!list_has(NULL, ',', "cpu"));
+    CHECK(list_has("/a:/b", ':', "/b"));
+    CHECK(list_has_all(opts, ',', "cpu,cpuacct"));
+    CHECK(list_has_all(opts, ',', "cpuacct,cpu"));
+    CHECK(!list_has_all(opts, ',', "cpu,cpuacct,cpuset"));
+    CHECK(!list_has_all(opts, ',', "cpuacct,memory"));
+    CHECK(list_has_all("rw,name=systemd", ',', "name=systemd"));
+    CHECK(!list_has_all("rw,name=systemd", ',', "name=system"));
+    CHECK(list_has_all(opts, ',', ""));
 }
 
 /* A line longer than the first buffer (a 10 KiB GECOS field) before the

@@ -293,24 +293,6 @@ const char *cgroup_controller_where(const char *name)
     return NULL;
 }
 
-/* Is every comma-separated word of want among those of have? */
-static bool words_among(const char *want, const char *have)
-{
-    for (const char *w = want; *w;) {
-        size_t wl = strcspn(w, ",");
-        bool found = false;
-        for (const char *h = have; *h && !found;) {
-            size_t hl = strcspn(h, ",");
-            found = hl == wl && strncmp(h, w, wl) == 0;
-            h += hl + (h[hl] == ',');
-        }
-        if (!found)
-            return false;
-        w += wl + (w[wl] == ',');
-    }
-    return true;
-}
-
 int cgroup_hierarchy_mount(const char *controllers, const char **mountpoint, const char **root)
 {
     cleanup_error ac_error_t err = NULL;
@@ -327,7 +309,7 @@ int cg_layout_hierarchy_mount(const struct cg_layout *l, const char *controllers
         return l->v2_mount ? 1 : 0;
     }
     for (size_t i = 0; i < l->n_v1; i++) {
-        if (words_among(controllers, l->v1[i].options)) {
+        if (list_has_all(l->v1[i].options, ',', controllers)) {
             *mountpoint = l->v1[i].mountpoint;
             *root = l->v1[i].root;
             return 1;

@@ -526,20 +526,6 @@ static int read_mounts(const char *const *fstypes, struct mountinfo_entry **out,
     return 0;
 }
 
-static bool opts_contain(const char *list, const char *word)
-{
-    size_t wl = strlen(word);
-    for (const char *p = list; p && *p;) {
-        size_t l = strcspn(p, ",");
-        if (l == wl && strncmp(p, word, wl) == 0)
-            return true;
-        p += l;
-        if (*p == ',')
-            p++;
-    }
-    return false;
-}
-
 /* The host mount of a /proc/self/cgroup line's hierarchy ("cpu,cpuacct",
  * "name=systemd", or "" for the unified one). */
 static const struct mountinfo_entry *find_hierarchy(const struct mountinfo_entry *mounts, const char *controllers)
@@ -552,12 +538,7 @@ static const struct mountinfo_entry *find_hierarchy(const struct mountinfo_entry
         }
         if (strcmp(e->fstype, "cgroup") != 0)
             continue;
-        bool all = true;
-        cleanup_free char *copy = xstrdup(controllers);
-        char *save = NULL;
-        for (char *c = strtok_r(copy, ",", &save); c && all; c = strtok_r(NULL, ",", &save))
-            all = opts_contain(e->super_opts, c);
-        if (all)
+        if (list_has_all(e->super_opts, ',', controllers))
             return e;
     }
     return NULL;

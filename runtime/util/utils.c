@@ -217,9 +217,8 @@ void signals_default_all(void)
         signal(sig, SIG_DFL);
 }
 
-bool list_has(const char *list, char sep, const char *item)
+static bool list_has_n(const char *list, char sep, const char *item, size_t n)
 {
-    size_t n = strlen(item);
     for (const char *p = list; p && *p;) {
         const char *end = strchr(p, sep);
         size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -228,6 +227,23 @@ bool list_has(const char *list, char sep, const char *item)
         p += len + (end != NULL);
     }
     return false;
+}
+
+bool list_has(const char *list, char sep, const char *item)
+{
+    return list_has_n(list, sep, item, strlen(item));
+}
+
+bool list_has_all(const char *list, char sep, const char *items)
+{
+    for (const char *p = items; *p;) {
+        const char *end = strchr(p, sep);
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len && !list_has_n(list, sep, p, len))
+            return false;
+        p += len + (end != NULL);
+    }
+    return true;
 }
 
 size_t path_below(const char *path, const char *dir)

@@ -62,6 +62,9 @@ int mkdir_p(const char *path, mode_t mode, ac_error_t *err);
 int remove_dir(const char *dir, int depth, ac_error_t *err);
 /* Is item one of the entries of a list separated by sep ("a:b:c")? */
 bool list_has(const char *list, char sep, const char *item);
+/* Is every (non-empty) entry of items, separated by sep as well, in list?
+ * ("cpu,cpuacct" among a cgroup mount's "rw,cpu,cpuacct") */
+bool list_has_all(const char *list, char sep, const char *items);
 /* Parse a non-negative decimal integer fully; -1 on junk. */
 int parse_uint64(const char *s, uint64_t *out);
 /* Is path dir itself or below it (whole components; dir's trailing
