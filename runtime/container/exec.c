@@ -108,14 +108,17 @@ struct exec_child {
     bool userns_late;        /* the tier's user namespace: joined after the others, as its init did */
     bool cgroup2_placed;     /* no cgroup2 mount, or clone3 put us in ours: joining v1 is all */
     bool vforked;            /* started by clone_vfork: the runtime waits for our execve, we never wait for it */
+    volatile int *at_exec;   /* vforked: set just before our execve (process_state.at_exec) */
     const char *landlock_rw;
 };
 
 __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c)
 {
     ac_error_t err = NULL;
-    /* non-dumpable before joining the container (see init_main) */
-    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    /* non-dumpable before joining the container (see init_main); a vfork
+     * child shares the runtime's memory, which the runtime made so */
+    if (!c->vforked)
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     prepare_inherited_fds(c->preserve_fds);
     bool joined = false;
@@ -153,7 +156,7 @@ __attribute__((noreturn)) static void exec_child_main(const struct exec_child *c
         goto fail;
     }
     setsid();
-    struct process_state ps = {.sync_fd = c->sync_fd};
+    struct process_state ps = {.sync_fd = c->sync_fd, .at_exec = c->at_exec};
     /* in the container's mount namespace now: its root is ours */
     if (c->tier != TIER_NONE && tier_enter_cage(c->tier, c->landlock_rw, &ps, &err) < 0)
         goto fail;
@@ -242,6 +245,23 @@ static void exec_audit(const struct global_opts *g, const struct container_state
 static int exec_child_vforked(void *arg)
 {
     exec_child_main(arg);
+}
+
+/* A vfork child that ended before its execve had our memory until then. One
+ * that exited by itself (after the report of an error) left our heap whole;
+ * one killed by a signal (from inside the container: it was born in the
+ * container's pid namespace) may have stopped halfway through a malloc or a
+ * free of it. Then nothing of ours touches the heap again: one fixed line,
+ * and out. (A forked child's death costs us nothing of the kind.) */
+static void exec_vfork_child_ended(pid_t child)
+{
+    siginfo_t si = {0};
+    if (waitid(P_PID, child, &si, WEXITED | WNOWAIT) == 0 && si.si_code == CLD_EXITED)
+        return;
+    static const char msg[] = "agentcage: exec failed: the process was killed during its setup\n";
+    if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+        _exit(1);
+    _exit(1);
 }
 
 /* The exec child as vfork (clone_vfork) when nothing of its setup waits for
@@ -394,11 +414,13 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
         /* the child's copies of what it closes and changes: its fd table is
          * its own, its memory ours */
         static char stack[256 * 1024] __attribute__((aligned(16)));
+        volatile int at_exec = 0;
         struct cgroup_join child_join = join;
         struct exec_child vc = c;
         vc.cgroup_join = &child_join;
         vc.cgroup2_placed = true;
         vc.vforked = true;
+        vc.at_exec = &at_exec;
         /* the child's memory is ours until its execve: not dumpable from
          * its first moment in the container's pid namespace (the flag is
          * the memory's, so ours too from here on) */
@@ -406,6 +428,8 @@ int container_exec(const struct global_opts *g, struct container_state *st, enum
         child = clone_vfork(exec_child_vforked, &vc, stack, sizeof(stack), join.v2_fd);
         vforked = child > 0;
         into_cgroup = vforked && has_v2;
+        if (vforked && !at_exec)
+            exec_vfork_child_ended(child);
     }
     if (!vforked)
         child = clone_child(0, join.v2_fd, &into_cgroup);

@@ -378,8 +378,12 @@ int process_exec(const struct oci_process *p, struct process_state *ps, ac_error
     if (tier_seccomp_now(ps, err) < 0)
         return -1;
     static char *const empty_env[] = {NULL};
+    if (ps->at_exec)
+        *ps->at_exec = 1;
     execve(ps->exe, p->args, ps->env ? ps->env : p->env ? p->env : empty_env);
     int e = errno;
+    if (ps->at_exec)
+        *ps->at_exec = 0;
     if (e == ENOENT)
         return ac_error(err, 0, "exec: \"%s\": no such file or directory", ps->exe);
     if (e == EACCES)

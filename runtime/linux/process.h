@@ -22,6 +22,8 @@ struct process_state {
     int tier;
     bool tier_loaded;
     int notify_fd;           /* the tier filter's listener (close-on-exec), -1 if none */
+    volatile int *at_exec;   /* a vfork child's word in the runtime's memory: 1 from just
+                              * before its execve, back to 0 if that fails (NULL if forked) */
 };
 int process_setup(const struct oci_process *p, const struct oci_seccomp *seccomp, int console_fd,
                   struct process_state *ps, ac_error_t *err);
