@@ -8,9 +8,10 @@
 # mount still there) and an "N passed, M failed" line; the performance
 # targets are reported in the table, never failed on (the machine is noisy).
 #
-# Builds agentcage, the timing helper (timeit.c) and the static syscall probe
-# (sysbench.c), copies the shared busybox rootfs (integration/rootfs.sh) with
-# the probe added, then runs bench.py inside a private mount namespace in
+# Builds agentcage, the timing helper (timeit.c) and the static probes of a
+# syscall's cost (sysbench.c) and a request's first byte (firstbyte.c),
+# copies the shared busybox rootfs (integration/rootfs.sh) with the probes
+# added, then runs bench.py inside a private mount namespace in
 # which /sys/fs/cgroup/unified is unmounted: Debian's crun 1.8.1 refuses this
 # hybrid-cgroup host otherwise, and runc and agentcage get the same namespace
 # so the comparison stays fair.  The host's mounts are untouched (checked at
@@ -136,6 +137,8 @@ rootfs="$work/rootfs"
 cp -a "$shared_rootfs" "$rootfs"
 gcc -static -O2 -Wall -Wextra -o "$rootfs/bin/sysbench" "$here/sysbench.c"
 strip "$rootfs/bin/sysbench" 2>/dev/null || true
+gcc -static -O2 -Wall -Wextra -o "$rootfs/bin/firstbyte" "$here/firstbyte.c"
+strip "$rootfs/bin/firstbyte" 2>/dev/null || true
 mkdir -p "$stateroot"
 
 echo "# agentcage bench $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, kernel $(uname -r)" >&2
