@@ -193,6 +193,36 @@ test_cgroup_mount_shows_the_containers_cgroup() {
     assert_eq "$bad" "" "every one the namespace's root, read-only: $OUT"
 }
 
+# A mount namespace joined by path with a cgroup mount: the init takes the
+# hierarchies' mounts from that namespace (its own mountinfo), not from the
+# runtime's. Here the namespace lacks the host's cgroup2 mounts: one bind
+# per v1 hierarchy of that namespace, the container's cgroup, and no
+# cgroup2 (as runc does). (The joined namespace is the holder's: the
+# container's pivot_root is done in it.)
+test_cgroup_mount_in_a_joined_mount_namespace() {
+    bg unshare -m --propagation private /bin/sh -c \
+        'for m in $(awk '"'"'$9 == "cgroup2" {print $5}'"'"' /proc/self/mountinfo); do umount "$m" || exit 1; done; exec sleep 60'
+    local holder="$BG_PID" i
+    for i in $(seq 100); do
+        [ "$(cat "/proc/$holder/comm" 2>/dev/null)" = sleep ] && break
+        sleep 0.05
+    done
+    assert_eq "$(cat "/proc/$holder/comm" 2>/dev/null)" sleep "the holder of the mount namespace"
+    local want
+    want="$(awk '$9 == "cgroup" && $5 ~ "^/sys/fs/cgroup/" {print $5}' "/proc/$holder/mountinfo" | sort -u)"
+    assert_eq "$(awk '$9 == "cgroup2"' "/proc/$holder/mountinfo")" "" "no cgroup2 in the holder's namespace"
+    local id; id="$(new_id)"
+    make_bundle "$id" /bin/sh -c 'awk '"'"'$9 ~ /^cgroup2?$/ {print $4, $5, $6, $9}'"'"' /proc/self/mountinfo'
+    cfg --arg p "/proc/$holder/ns/mnt" '.linux.namespaces |= map(if .type == "mount" then . + {path: $p} else . end)
+        | .mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["nosuid", "noexec", "nodev", "relatime", "ro"]}]'
+    OUT="$(rt run --bundle "$BUNDLE" "$id" 2>&1 </dev/null)" || fail "run failed: $OUT"
+    kill "$holder"
+    assert_eq "$(echo "$OUT" | awk '{print $2}' | sort -u)" "$want" "one mount per hierarchy of the joined namespace: $OUT"
+    assert_eq "$(echo "$OUT" | awk '$4 == "cgroup2"')" "" "no cgroup2: $OUT"
+    assert_eq "$(echo "$OUT" | awk -v cg="/$CGROUP_PARENT/$id" '$1 != cg || $3 !~ /^ro,/')" "" \
+        "every one the container's cgroup ($id), read-only: $OUT"
+}
+
 test_root_path_relative_to_bundle() {
     local id; id="$(new_id)"
     make_bundle "$id" /bin/echo relative-root
