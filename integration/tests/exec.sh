@@ -124,7 +124,8 @@ test_exec_missing_binary() {
 # it opens the container's /etc/passwd, a FIFO, to find HOME): a vfork child
 # shares the runtime's memory until then, so the runtime must not go on as
 # if nothing happened (it may have been stopped halfway through a malloc).
-# It fails with one line, and the container runs on.
+# It fails with one line, on stderr and in a JSON --log as engines read it,
+# and the container runs on.
 test_exec_killed_during_setup() {
     cp -a "$ROOTFS" "$T/rootfs" || fail "cannot copy the rootfs"
     rm -f "$T/rootfs/etc/passwd"
@@ -136,23 +137,30 @@ test_exec_killed_during_setup() {
     rt_create "$CID"
     ok rt start "$CID"
     jq -n '{terminal: false, user: {uid: 0, gid: 0}, args: ["/bin/true"], env: ["PATH=/bin"], cwd: "/"}' > "$T/process.json"
-    "$RUNTIME" --root "$ROOT" exec --process "$T/process.json" "$CID" > "$T/exec.out" 2>&1 < /dev/null &
-    local runtime=$! child="" i
-    track_pid "$runtime"
-    for i in $(seq 200); do
-        child="$(cat "/proc/$runtime/task/$runtime/children" 2>/dev/null | tr -d ' ')"
-        [ -n "$child" ] && [ "$(cat "/proc/$child/wchan" 2>/dev/null)" = wait_for_partner ] && break
-        child=""
-        sleep 0.05
-    done
-    [ -n "$child" ] || fail "the exec'd process never blocked on /etc/passwd: $(cat "$T/exec.out")"
-    kill -KILL "$child"
-    wait "$runtime"; RC=$?
-    assert_ne "$RC" 0 "exit status of an exec whose process was killed"
-    OUT="$(cat "$T/exec.out")"
-    assert_eq "$(echo "$OUT" | wc -l)" 1 "one line: $OUT"
     # (a forked child, as in a sanitizer build, is reported as died)
-    assert_match "$OUT" "exec failed: the process (was killed|died) during (its )?setup" "the error"
+    local want="exec failed: the process (was killed|died) during (its )?setup" log
+    for log in "" "$T/log.json"; do
+        "$RUNTIME" --root "$ROOT" ${log:+--log "$log" --log-format json} exec --process "$T/process.json" "$CID" \
+            > "$T/exec.out" 2>&1 < /dev/null &
+        local runtime=$! child="" i
+        track_pid "$runtime"
+        for i in $(seq 200); do
+            child="$(cat "/proc/$runtime/task/$runtime/children" 2>/dev/null | tr -d ' ')"
+            [ -n "$child" ] && [ "$(cat "/proc/$child/wchan" 2>/dev/null)" = wait_for_partner ] && break
+            child=""
+            sleep 0.05
+        done
+        [ -n "$child" ] || fail "the exec'd process never blocked on /etc/passwd: $(cat "$T/exec.out")"
+        kill -KILL "$child"
+        wait "$runtime"; RC=$?
+        assert_ne "$RC" 0 "exit status of an exec whose process was killed${log:+ (--log)}"
+        OUT="$(cat "$T/exec.out")"
+        assert_eq "$(echo "$OUT" | wc -l)" 1 "one line: $OUT"
+        assert_match "$OUT" "$want" "the error"
+        if [ -n "$log" ]; then
+            assert_match "$(jq -r 'select(.level == "error") | .msg' "$log")" "^$want\$" "the error in the JSON log"
+        fi
+    done
     assert_eq "$(cstatus "$CID")" running "the container"
     ok rt delete --force "$CID"
 }

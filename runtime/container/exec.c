@@ -251,16 +251,15 @@ static int exec_child_vforked(void *arg)
  * that exited by itself (after the report of an error) left our heap whole;
  * one killed by a signal (from inside the container: it was born in the
  * container's pid namespace) may have stopped halfway through a malloc or a
- * free of it. Then nothing of ours touches the heap again: one fixed line,
- * and out. (A forked child's death costs us nothing of the kind.) */
+ * free of it. Then nothing of ours touches the heap again: one fixed line
+ * (to the log too, as every error), and out. (A forked child's death costs
+ * us nothing of the kind.) */
 static void exec_vfork_child_ended(pid_t child)
 {
     siginfo_t si = {0};
     if (waitid(P_PID, child, &si, WEXITED | WNOWAIT) == 0 && si.si_code == CLD_EXITED)
         return;
-    static const char msg[] = "agentcage: exec failed: the process was killed during its setup\n";
-    if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
-        _exit(1);
+    ac_error_report_fixed("exec failed: the process was killed during its setup");
     _exit(1);
 }
 

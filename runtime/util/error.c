@@ -214,6 +214,27 @@ static char *one_line(const char *msg)
     return out;
 }
 
+void ac_error_report_fixed(const char *msg)
+{
+    char line[512], when[RFC3339_LEN];
+    int n;
+    if (log_format == AC_LOG_JSON) {
+        rfc3339_format(when);
+        n = snprintf(line, sizeof(line), "{\"level\":\"%s\",\"msg\":\"%s\",\"time\":\"%s\"}\n",
+                     level_name(AC_LOG_ERROR), msg, when);
+    } else {
+        n = snprintf(line, sizeof(line), "agentcage: %s\n", msg);
+    }
+    if (n > 0 && (size_t)n < sizeof(line) && write_all(log_fd, line, (size_t)n) < 0) {
+        /* nowhere left to report it */
+    }
+    n = snprintf(line, sizeof(line), "agentcage: %s\n", msg);
+    if ((log_to_stderr_too || log_format == AC_LOG_JSON) && n > 0 && (size_t)n < sizeof(line) &&
+        write_all(2, line, (size_t)n) < 0) {
+        /* ignore */
+    }
+}
+
 void ac_error_report(ac_error_t *err)
 {
     char *full = ac_error_string(err ? *err : NULL);

@@ -33,6 +33,9 @@ void ac_log(enum ac_log_level level, const char *fmt, ...) __attribute__((format
 /* Report a fatal error: to the log (json/text) and to stderr as
  * "agentcage: msg". Frees the error. */
 void ac_error_report(ac_error_t *err);
+/* The same report of a constant message (one line, nothing in it to escape)
+ * without allocating: for a process whose heap may be inconsistent. */
+void ac_error_report_fixed(const char *msg);
 int ac_log_debug_enabled(void);
 /* In a child that will hand its stdio to the container (a terminal): debug
  * lines stay on the runtime's stderr (a private copy, close-on-exec) when
