@@ -112,42 +112,70 @@ record() {
 }
 
 # The functions of the binary (not the kernel's, the vdso's or the
-# container's programs') in a recording, one line each: the sampled ones,
-# or those whose instruction fetch faulted (the address is the ip)
+# container's programs') in a recording, one "COMM FUNCTION" line each:
+# the sampled ones, or those whose instruction fetch faulted (the address
+# is the ip)
 sampled_functions() {
-    perf script -i "$1" -F ip,sym,dso 2>/dev/null | awk -v dso="($bin)" '$3 == dso { print $2 }'
+    perf script -i "$1" -F comm,ip,sym,dso 2>/dev/null | awk -v dso="($bin)" '$4 == dso { print $1, $3 }'
 }
 faulting_functions() {
-    perf script -i "$1" -F addr,ip,sym,dso 2>/dev/null | awk -v dso="($bin)" '$1 == $4 && $6 == dso { print $5 }'
+    perf script -i "$1" -F comm,addr,ip,sym,dso 2>/dev/null |
+        awk -v dso="($bin)" '$2 == $5 && $7 == dso { print $1, $6 }'
 }
-not_placeable='^(\[unknown\]|@plt|_start|_init|_fini)$'
+not_placeable=' (\[unknown\]|@plt|_start|_init|_fini)$'
 
+# The list has two groups: what the runtime and the init run, then, after
+# the marker line, what only the egress proxy's processes (comm
+# agentcage-egres) run, so that an idle proxy, which sheds its file pages
+# and faults back only its loop, maps few windows of code.
+marker="# The egress proxy's processes only:"
+helper_comm=agentcage-egres
+sed -n '1,/^[^#]/{/^#/p}' "$list" | grep -v -x -F "$marker" > "$work/header" || true
+split_list() { # FILE: the names before the marker into $work/list, after it into $work/helpers
+    awk -v m="$marker" -v a="$work/list" -v b="$work/helpers" '
+        $0 == m { after = 1; next } { sub(/#.*/, "") } NF { print $1 > (after ? b : a) }' "$1"
+    touch "$work/list" "$work/helpers"
+}
+# add PAIRS: the functions of "COMM FUNCTION" lines that neither group has,
+# to the runtime's group if any process but the proxy's ran them; prints
+# how many
+add() {
+    awk -v hc="$helper_comm" -v a="$work/list" -v b="$work/helpers" -v pairs="$1" '
+        FILENAME != pairs { known[$1] = 1; next }
+        !($2 in known) { if (!($2 in seen)) order[++n] = $2; seen[$2] = 1; if ($1 != hc) runtime[$2] = 1 }
+        END { for (i = 1; i <= n; i++) print order[i] >> (order[i] in runtime ? a : b); print n + 0 }' \
+        "$work/list" "$work/helpers" "$1"
+}
+write_list() {
+    { cat "$work/header" "$work/list"; echo "$marker"; cat "$work/helpers"; } > "$work/list.new"
+    cmp -s "$work/list.new" "$list" || cp "$work/list.new" "$list"
+}
+
+rm -f "$work/list" "$work/helpers"
 if [ "$scratch" = 1 ]; then
+    touch "$work/list" "$work/helpers"
     for i in 1 2 3; do
         record "$work/seed$i" -e cpu-clock -F 20000
         sampled_functions "$work/seed$i.host"
         sampled_functions "$work/seed$i.bench"
-    done | grep -v -E "$not_placeable" | awk '!seen[$0]++' > "$work/list"
+    done | grep -v -E "$not_placeable" > "$work/pairs" || true
+    add "$work/pairs" > /dev/null
 else
-    sed 's/#.*//' "$list" | awk 'NF { print $1 }' > "$work/list"
+    split_list "$list"
 fi
 
 added=0
 for round in $(seq 1 "$rounds"); do
-    { sed -n '/^#/p' "$list" 2>/dev/null; cat "$work/list"; } > "$work/list.new"
-    # the header comment stays; only a changed list relinks
-    cmp -s "$work/list.new" "$list" || cp "$work/list.new" "$list"
+    write_list  # only a changed list relinks
     relink
     record "$work/faults" -e page-faults -c 1 -d
     { faulting_functions "$work/faults.host"; faulting_functions "$work/faults.bench"; } |
-        grep -v -E "$not_placeable" > "$work/faults" || true
-    new="$(sort -u "$work/faults" | grep -v -x -F -f "$work/list" || true)"
-    n="$(printf '%s' "$new" | grep -c . || true)"
-    echo "hot-text.sh: round $round: $(wc -l < "$work/faults") text faults, $n functions added" >&2
+        grep -v -E "$not_placeable" > "$work/pairs" || true
+    n="$(add "$work/pairs")"
+    echo "hot-text.sh: round $round: $(wc -l < "$work/pairs") text faults, $n functions added" >&2
     [ "$n" = 0 ] && break
-    printf '%s\n' "$new" >> "$work/list"
     added=$((added + n))
 done
-{ sed -n '/^#/p' "$list" 2>/dev/null; cat "$work/list"; } > "$work/list.new"
-cmp -s "$work/list.new" "$list" || { cp "$work/list.new" "$list"; relink; }
-echo "hot-text.sh: $(wc -l < "$work/list") functions in $list ($added added)" >&2
+write_list
+relink
+echo "hot-text.sh: $(cat "$work/list" "$work/helpers" | wc -l) functions in $list ($(wc -l < "$work/helpers") the proxy's only; $added added)" >&2
