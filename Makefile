@@ -104,7 +104,7 @@ AGENTCAGE_LINK := $(AGENTCAGE_STATIC) -Wl,-z,now -Wl,-z,relro
 # runtime/hot-text.list, are placed together at the front of the text. Each
 # process of a `run` (the runtime, the init until its execve, the helpers)
 # then faults in a few 64 KiB windows of code instead of nearly all of the
-# binary's: 7.6% of a plain `run` in interleaved A/B (docs/benchmark.md,
+# binary's: 8% of a plain `run` in interleaved A/B (docs/benchmark.md,
 # "Hot text first"). integration/bench/hot-text.sh remakes the list. And
 # packed relative relocations (DT_RELR): 3,200 pointers to relocate at each
 # start from 0.7 KiB instead of 75.

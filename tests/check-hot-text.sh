@@ -30,36 +30,43 @@ if [ -z "$section" ]; then
 fi
 ok "hot text: $bin has the section .text.agentcage_hot ($(printf '%d' "0x${section#* }") bytes)"
 
-report="$(nm "$bin" | awk -v sec="$section" '
+# Every listed name: in the section, outside it, or not in the binary; and
+# the same for a few functions of the start path by name, listed or not
+# (ours and the C library's)
+must="main container_create clone_child init_main rootfs_prepare spec_parse_json_tree __libc_start_main_impl _int_malloc"
+report="$(nm "$bin" | awk -v sec="$section" -v must="$must" '
     function hex(h,    i, v) { v = 0; h = tolower(h)
         for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
         return v }
+    function where(f) { return !(f in addr) ? "absent" : (addr[f] >= start && addr[f] < end) ? "inside" : "outside" }
     BEGIN { split(sec, s, " "); start = hex(s[1]); end = start + hex(s[2]) }
     FNR == NR { if (NF == 3 && $2 ~ /^[tTWi]$/ && !($3 in addr)) addr[$3] = hex($1); next }
-    { sub(/#.*/, ""); if (NF == 0) next; n++
-      if (!($1 in addr)) { absent++; next }
-      if (addr[$1] >= start && addr[$1] < end) inside++; else outside = outside " " $1 }
-    END { printf "%d %d %d%s\n", n, inside, absent, outside }' - runtime/hot-text.list)"
-set -- $report
-listed=$1 inside=$2 absent=$3
-shift 3
-outside="$*"
+    { sub(/#.*/, ""); if (NF == 0) next; count[where($1)]++
+      # (crtbegin'"'"'s three functions have no section of their own to place)
+      if (where($1) == "outside" && $1 !~ /^(deregister_tm_clones|__do_global_dtors_aux|frame_dummy)$/) out = out " " $1 }
+    END { n = split(must, m, " "); for (i = 1; i <= n; i++) print "must", m[i], where(m[i])
+          printf "list %d %d %d%s\n", count["inside"] + 0, count["outside"] + 0, count["absent"] + 0, out }' - runtime/hot-text.list)"
 
-# the start path's own functions and the C library's, by name
-for f in main container_create clone_child init_main rootfs_prepare spec_parse_json_tree \
-         __libc_start_main_impl _int_malloc; do
-    case " $outside " in
-        *" $f "*) fail "hot text: $f is not in the hot section" ;;
-        *) nm "$bin" | grep -q " [tT] $f\$" && ok "hot text: $f is in the hot section" ||
-               fail "hot text: $bin has no function $f" ;;
+while read -r kind f place; do
+    [ "$kind" = must ] || continue
+    case "$place" in
+        inside) ok "hot text: $f is in the hot section" ;;
+        outside) fail "hot text: $f is not in the hot section" ;;
+        *) fail "hot text: $bin has no function $f" ;;
     esac
-done
-# (crtbegin's three functions have no section of their own to place)
-n_outside="$(echo "$outside" | tr ' ' '\n' | grep -c -v -E '^(|deregister_tm_clones|__do_global_dtors_aux|frame_dummy)$')"
-if [ $((inside * 100)) -ge $(((listed - absent) * 95)) ]; then
-    ok "hot text: $inside of the $((listed - absent)) listed functions the binary has are in the hot section"
+done <<EOF
+$report
+EOF
+
+set -- $(echo "$report" | sed -n 's/^list //p')
+inside=$1 outside=$2 absent=$3
+shift 3
+have=$((inside + outside))
+listed=$((have + absent))
+if [ $((inside * 100)) -ge $((have * 95)) ]; then
+    ok "hot text: $inside of the $have listed functions the binary has are in the hot section"
 else
-    fail "hot text: only $inside of $((listed - absent)) listed functions are in the hot section ($n_outside outside)"
+    fail "hot text: only $inside of the $have listed functions the binary has are in the hot section (outside: $*)"
 fi
 if [ $((absent * 10)) -le "$listed" ]; then
     ok "hot text: $absent of the $listed listed names are not in the binary (at most a tenth)"
