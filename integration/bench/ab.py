@@ -14,7 +14,7 @@ tree elsewhere (`git worktree add /tmp/base HEAD~1 && make -C /tmp/base
 binaries`).
 
 Runs as root, in a private mount namespace without /sys/fs/cgroup/unified
-(as run.sh does: Debian's crun refuses hybrid hosts, and the comparison
+(as run.sh does: Debian's crun makes no cgroup on hybrid hosts, and the comparison
 with the bench stays the same); state under /run/agentcage-ab-PID, cgroups
 under /agentcage-bench/ab-PID-*, all removed at the end.
 """

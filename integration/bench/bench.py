@@ -2,8 +2,8 @@
 """agentcage side-by-side benchmark against runc and crun (issue 6).
 
 Started by run.sh inside a private mount namespace in which
-/sys/fs/cgroup/unified is unmounted (Debian's crun 1.8.1 refuses hybrid
-cgroups); all three runtimes run in that same namespace.  Every figure is
+/sys/fs/cgroup/unified is unmounted (on hybrid cgroups Debian's crun 1.8.1
+makes no cgroup at all); all three runtimes run in that same namespace.  Every figure is
 taken by timeit (a small C stopwatch: fork/exec/wait4), never through a
 shell.  Runtimes are interleaved A B C A B C ... so machine noise hits all
 alike; the table shows medians and ratios.

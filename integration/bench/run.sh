@@ -12,8 +12,8 @@
 # syscall's cost (sysbench.c) and a request's first byte (firstbyte.c),
 # copies the shared busybox rootfs (integration/rootfs.sh) with the probes
 # added, then runs bench.py inside a private mount namespace in
-# which /sys/fs/cgroup/unified is unmounted: Debian's crun 1.8.1 refuses this
-# hybrid-cgroup host otherwise, and runc and agentcage get the same namespace
+# which /sys/fs/cgroup/unified is unmounted: on this hybrid-cgroup host
+# Debian's crun 1.8.1 otherwise makes no cgroup at all, and runc and agentcage get the same namespace
 # so the comparison stays fair.  The host's mounts are untouched (checked at
 # the end).  Everything it makes lives in a temp dir, in its own --root state
 # directories and under the cgroup parent /agentcage-bench, all removed at
