@@ -157,14 +157,14 @@ $(BUILD)/tiers_json.h: tier-annotations/tiers.json
 TIER_DEFS_GEN_OBJS := $(BUILD)/tier-defs-gen/tier_data_parse.o $(addprefix $(BUILD)/,tier-annotations/tier_json.o \
 	tier-annotations/units.o runtime/util/alloc.o runtime/util/error.o runtime/util/utils.o \
 	runtime/util/clock.o)
-$(BUILD)/tier-defs-gen/tier_data_parse.o: tier-annotations/tier_data.c $(BUILD)/tiers_json.h $(ALL_HDRS)
+$(BUILD)/tier-defs-gen/tier_data_parse.o: tier-annotations/tier_data.c $(BUILD)/tiers_json.h $(ALL_HDRS) $(BUILD)/build-flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -I$(BUILD) -c -o $@ $<
 $(BUILD)/tier-defs-gen/tier-defs-gen: tier-annotations/gen/tier_defs_gen.c $(TIER_DEFS_GEN_OBJS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/tier-annotations/tier_defs_data.c: $(BUILD)/tier-defs-gen/tier-defs-gen
 	ASAN_OPTIONS=detect_leaks=0 $< > $@.tmp && mv $@.tmp $@
-$(BUILD)/tier-annotations/tier_defs_data.o: $(BUILD)/tier-annotations/tier_defs_data.c tier-annotations/tier_internal.h
+$(BUILD)/tier-annotations/tier_defs_data.o: $(BUILD)/tier-annotations/tier_defs_data.c tier-annotations/tier_internal.h $(BUILD)/build-flags
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 # (the fuzz library, TIER_DEFS=parsed: parsed at run time, as before)
 ifeq ($(TIER_DEFS),parsed)
@@ -184,7 +184,7 @@ $(BUILD)/gen/tier-seccomp-gen: tier-annotations/seccomp/gen.c
 $(BUILD)/gen/tier_filters.c: $(BUILD)/gen/tier-seccomp-gen tier-annotations/seccomp/syscalls.list
 	$(BUILD)/gen/tier-seccomp-gen tier-annotations/seccomp/syscalls.list > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/gen/tier_filters.o: $(BUILD)/gen/tier_filters.c runtime/linux/tier_seccomp.h
+$(BUILD)/gen/tier_filters.o: $(BUILD)/gen/tier_filters.c runtime/linux/tier_seccomp.h $(BUILD)/build-flags
 	$(CC) $(CFLAGS) -I. -c -o $@ $<
 
 # The per-container watchdog: static and small, as one runs per tiered

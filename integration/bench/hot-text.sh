@@ -79,10 +79,12 @@ for name, args in (("true", ["/bin/true"]), ("sleeper", ["/bin/sleep", "1000"]))
     json.dump(c, open(os.path.join(work, name, "config.json"), "w"))
 EOF
 
-# The paths, once each (the script runs itself with --paths)
+# The paths, once each, as a script perf runs (a step that fails is named:
+# its functions would be missing from the list)
 cat > "$work/paths.sh" <<EOF
 #!/bin/sh
-a() { "$bin" --root "$state" --approvals-dir "$work/approvals" "\$@" >/dev/null 2>&1; }
+a() { "$bin" --root "$state" --approvals-dir "$work/approvals" "\$@" >/dev/null 2>&1 ||
+      echo "hot-text.sh: agentcage \$* failed" >&2; }
 a run --bundle "$work/true" hot-run
 a --default-tier 1 run --bundle "$work/true" hot-t1
 a --default-tier 2 run --bundle "$work/true" hot-t2
