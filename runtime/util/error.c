@@ -178,11 +178,9 @@ void ac_log(enum ac_log_level level, const char *fmt, ...)
     char *msg = xvasprintf(fmt, ap);
     va_end(ap);
     if (msg) {
+        /* Warnings go where runc's go, to the log alone: an engine reads
+         * them there, and its caller's stderr stays quiet. */
         log_write(level, msg);
-        /* Warnings are also shown to a user at a terminal without --log. */
-        if (level == AC_LOG_WARNING && log_to_stderr_too && log_format == AC_LOG_JSON) {
-            /* engines read the log; keep stderr quiet for warnings */
-        }
         free(msg);
     }
     errno = saved;
