@@ -178,8 +178,8 @@ void ac_log(enum ac_log_level level, const char *fmt, ...)
     char *msg = xvasprintf(fmt, ap);
     va_end(ap);
     if (msg) {
-        /* Warnings go where runc's go, to the log alone: an engine reads
-         * them there, and its caller's stderr stays quiet. */
+        /* A warning goes to the log only (stderr without --log), as runc's
+         * do; an error is also printed on stderr (ac_error_report). */
         log_write(level, msg);
         free(msg);
     }
